@@ -6,6 +6,7 @@
 | AICS_MIN_VLOG_LEVEL   | VLOG(n) messages print when n <= this (TF_CPP_MIN_VLOG_LEVEL, TF 1.x/2.x's name, and TF_CPP_MAX_VLOG_LEVEL, TF 2.21's, also accepted) |
 | AICS_FAST             | 1: notebooks and benchmarks take their small, quick setting (CI)   |
 | AICS_CONV_ALGO        | force a Conv2D algorithm: direct, im2col, winograd (default: auto) |
+| AICS_GEMM             | float32 GEMMs of the conv kernels: native (aicslib's C SGEMM), blas (NumPy's); default auto = native when it builds |
 | AICS_DEPTHWISE_ALGO   | depthwise conv: native (C kernels), numpy (force the NumPy path); default auto = native when it builds |
 | AICS_VISIBLE_DEVICES  | '0,2': the logical CPU devices a process sees, renumbered 0,1 (as CUDA_VISIBLE_DEVICES); unset: all |
 | AICS_MPI_TIMEOUT      | seconds a collective (aicslib.distribute) waits for a peer before failing (default 60) |
@@ -21,6 +22,7 @@ MIN_VLOG_LEVEL = 0
 FAST = False
 CONV_ALGO = "auto"
 DEPTHWISE_ALGO = "auto"
+GEMM = "auto"
 VISIBLE_DEVICES = None   # None: every configured device; else a tuple of device indices
 MPI_TIMEOUT = 60.0
 
@@ -73,9 +75,10 @@ def reload_distribute():
 
 
 def reload_depthwise():
-    """AICS_DEPTHWISE_ALGO (kept apart so the lines above stay as they were)."""
-    global DEPTHWISE_ALGO
+    """AICS_DEPTHWISE_ALGO and AICS_GEMM (kept apart so the lines above stay as they were)."""
+    global DEPTHWISE_ALGO, GEMM
     DEPTHWISE_ALGO = os.environ.get("AICS_DEPTHWISE_ALGO", "auto").strip().lower() or "auto"
+    GEMM = os.environ.get("AICS_GEMM", "auto").strip().lower() or "auto"
 
 
 def native_build_settings():

@@ -302,7 +302,9 @@ def test_float64_and_non_contiguous_inputs():
 # Dispatch and forcing an algorithm
 # ----------------------------------------------------------------------------
 
-def test_dispatch_rule():
+def test_dispatch_rule(monkeypatch):
+    from aicslib import flags
+    monkeypatch.setattr(flags, "GEMM", "blas")       # the thresholds as measured with BLAS
     assert co.choose_conv2d_algorithm((3, 3, 64, 64), (1, 1), (1, 1), (8, 56, 56, 64)) == "winograd"
     assert co.choose_conv2d_algorithm((3, 3, 64, 64), (2, 2), (1, 1), (8, 56, 56, 64)) == "im2col"
     assert co.choose_conv2d_algorithm((3, 3, 64, 64), (1, 1), (2, 2), (8, 56, 56, 64)) == "im2col"
@@ -311,6 +313,22 @@ def test_dispatch_rule():
     assert co.choose_conv2d_algorithm((3, 3, 32, 32), (1, 1), (1, 1), (8, 56, 56, 32)) == "im2col"
     assert co.choose_conv2d_algorithm((3, 3, 512, 512), (1, 1), (1, 1), (8, 7, 7, 512)) == "winograd"
     assert co.choose_conv2d_algorithm((3, 3, 512, 512), (1, 1), (1, 1), (1, 7, 7, 512)) == "im2col"
+
+
+def test_dispatch_rule_with_the_c_sgemm_doubles_the_winograd_thresholds(monkeypatch):
+    from aicslib import flags
+    from aicslib.native import sgemm_binding
+    if sgemm_binding.library() is None:
+        pytest.skip(f"C SGEMM unavailable: {sgemm_binding.fallback_reason()}")
+    monkeypatch.setattr(flags, "GEMM", "native")
+    scale = co.NATIVE_GEMM_WINOGRAD_SCALE
+    assert scale > 1
+    c = co.WINOGRAD_MIN_CHANNELS * scale
+    px = co.WINOGRAD_MIN_PIXELS * scale
+    assert co.choose_conv2d_algorithm((3, 3, c // 2, c // 2), (1, 1), (1, 1), (8, 56, 56, c // 2)) == "im2col"
+    assert co.choose_conv2d_algorithm((3, 3, c, c), (1, 1), (1, 1), (8, 28, 28, c)) == "winograd"
+    assert co.choose_conv2d_algorithm((3, 3, 512, 512), (1, 1), (1, 1), (1, 1, px - 1, 512)) == "im2col"
+    assert co.choose_conv2d_algorithm((3, 3, 512, 512), (1, 1), (1, 1), (1, 1, px, 512)) == "winograd"
 
 
 @pytest.mark.parametrize("forced", ["direct", "im2col", "winograd"])
@@ -388,13 +406,20 @@ def test_backprop_input_forced_algorithm_that_cannot_apply_raises():
         cgi.conv2d_backprop_input(np.zeros((1, 4, 4, 2), np.float32), w, (1, 6, 6, 2), (2, 2), "SAME")
 
 
+@pytest.mark.parametrize("gemm", ["blas", "native"])
 @pytest.mark.parametrize("C,K", [(64, 64), (65, 70)])
-def test_backprops_on_deeper_layers_agree_with_loops(C, K):
-    """Sizes where auto picks Winograd for the input gradient."""
+def test_backprops_on_deeper_layers_agree_with_loops(C, K, gemm, monkeypatch):
+    """Sizes where auto picks Winograd for the input gradient (with BLAS GEMMs; im2col with the C SGEMM)."""
+    from aicslib import flags
+    from aicslib.native import sgemm_binding
+    if gemm == "native" and sgemm_binding.library() is None:
+        pytest.skip(f"C SGEMM unavailable: {sgemm_binding.fallback_reason()}")
+    monkeypatch.setattr(flags, "GEMM", gemm)
     rng = np.random.default_rng(11)
     x, w = rand(rng, (2, 15, 13, C)), rand(rng, (3, 3, C, K))
     dy = rand(rng, (2, 15, 13, K))
-    assert co.choose_conv2d_algorithm((3, 3, K, C), (1, 1), (1, 1), dy.shape) == "winograd"
+    expected = "winograd" if gemm == "blas" else "im2col"
+    assert co.choose_conv2d_algorithm((3, 3, K, C), (1, 1), (1, 1), dy.shape) == expected
     ref_dx = cgi.conv2d_backprop_input_direct(dy, w, x.shape, (1, 1), "SAME")
     for algo in ("auto", "gemm", "im2col", "winograd"):
         assert_close(cgi.conv2d_backprop_input(dy, w, x.shape, (1, 1), "SAME", algorithm=algo), ref_dx)

@@ -24,6 +24,7 @@ from .conv_2d import (as_floats, backprop_input_padding, cast_like, conv_args_fr
 from .conv_ops import (choose_conv2d_algorithm, conv2d_im2col, conv2d_winograd, conv2d_winograd_f4,
                        requested_algorithm, winograd4_filter_transform, winograd_filter_transform,
                        winograd_tile_size)
+from . import work_sharder
 from .work_sharder import run_blocks, scratch, sharded_matmul, split_blocks
 
 __all__ = ["conv2d_backprop_input", "conv2d_backprop_input_direct", "conv2d_backprop_input_gemm"]
@@ -98,6 +99,14 @@ def conv2d_backprop_input_gemm(dy, w, input_shape, strides=(1, 1), padding="VALI
     return dx
 
 
+#: With the C SGEMM, a stride-1 input gradient that Winograd does not take runs as a forward
+#: im2col conv of ``dy`` (patch copies) rather than GEMM + col2im (scatter-adds, a slower pass
+#: over the same data) when the input has at least ``C * K / IM2COL_PIXELS_PER_WEIGHT`` pixels;
+#: below, copying the rotated filter costs more (measured, batch 8: 56x56x64 0.63x GEMM + col2im's
+#: time, 7x7x512 1.5x).
+IM2COL_PIXELS_PER_WEIGHT = 64
+
+
 def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", dilations=(1, 1),
                           algorithm="auto"):
     """Gradient of ``conv2d(x, w)`` with respect to ``x``, given ``dy``.
@@ -108,7 +117,8 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
     with the rotated filter. ``"auto"``: stride 1 -> the forward rule of
     :func:`choose_conv2d_algorithm` on the rotated conv (Winograd for deep 3x3,
     F(4x4, 3x3) where :func:`~.conv_ops.winograd_tile_size` says so; an explicit
-    ``"winograd"`` is F(2x2, 3x3)); otherwise GEMM + col2im.
+    ``"winograd"`` is F(2x2, 3x3)), else with the C SGEMM im2col on inputs of at
+    least ``C * K / IM2COL_PIXELS_PER_WEIGHT`` pixels; otherwise GEMM + col2im.
     """
     requested = algorithm if algorithm not in (None, "auto") else None
     dy, w = as_floats(dy, w)
@@ -120,9 +130,13 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
     rot_shape = (g["kh"], g["kw"], g["K"], g["C"])
     if algo == "auto":
         algo = "gemm"
-        if pads is not None and choose_conv2d_algorithm(
-                rot_shape, (1, 1), (g["dh"], g["dw"]), dy.shape) == "winograd":
-            algo = "winograd"
+        if pads is not None:
+            forward_rule = choose_conv2d_algorithm(rot_shape, (1, 1), (g["dh"], g["dw"]), dy.shape)
+            if forward_rule == "winograd":
+                algo = "winograd"
+            elif (work_sharder.native_gemm_library() is not None
+                  and g["N"] * g["H"] * g["W"] * IM2COL_PIXELS_PER_WEIGHT >= g["C"] * g["K"]):
+                algo = "im2col"
     if algo in ("im2col", "winograd") and pads is None:
         if requested:
             raise ValueError(f"backprop-input algorithm {algo!r} needs stride 1, got {strides}")

@@ -50,7 +50,7 @@ from . import work_sharder
 from .conv_2d import (as_floats, cast_like, conv_args_from_attrs, conv_geometry, from_nhwc, hw_pair,
                       im2col_view, pad_nhwc, padded_slab, to_nhwc)
 from .conv_layout import nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
-from .work_sharder import run_blocks, scratch, sharded_matmul, split_blocks
+from .work_sharder import batched_gemm, gemm, run_blocks, scratch, sharded_matmul, split_blocks
 
 __all__ = [
     "conv2d", "conv2d_direct", "conv2d_im2col", "conv2d_winograd",
@@ -75,6 +75,12 @@ WINOGRAD_MIN_CHANNELS = 64
 #: filter transform is paid once per call whatever the batch (measured
 #: 7x7x512: 1.15x im2col's CPU time at batch 4, 0.88x at batch 8).
 WINOGRAD_MIN_PIXELS = 384
+#: Both thresholds are this many times higher when the GEMMs run on aicslib's C
+#: SGEMM (``AICS_GEMM``, ``work_sharder.gemm``): its multiply-adds are about twice
+#: as fast as the BLAS the figures above were measured with, so the transforms
+#: weigh twice as much (measured with it, batch 8: 56x56x64 im2col 0.8x Winograd's
+#: time, 28x28x128 1.15x, 7x7x512 0.85x).
+NATIVE_GEMM_WINOGRAD_SCALE = 2
 
 _F32 = np.float32
 _FLOAT = {"T": [float16, bfloat16, float32, float64]}
@@ -276,7 +282,7 @@ def _transform_filters(w, G2, rotate180, step):
     G2 = np.ascontiguousarray(G2[:, ::-1] if rotate180 else G2, dtype=w.dtype)
     src = w.reshape(9, C * K)
     U = np.empty((G2.shape[0], C * K), dtype=w.dtype)
-    run_blocks(lambda b: np.matmul(G2, src[:, b[0]:b[1]], out=U[:, b[0]:b[1]]),
+    run_blocks(lambda b: gemm(G2, src[:, b[0]:b[1]], U[:, b[0]:b[1]]),
                [(s0, min(s0 + step, C * K), 0, 0) for s0 in range(0, C * K, step)])
     return U.reshape(G2.shape[0], C, K)
 
@@ -364,7 +370,7 @@ def conv2d_winograd(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), blo
         V = scratch("wino_V", (4, 4, n1 - n0, r1 - r0, tw, C), x.dtype)
         input_transform(n0, n1, r0, r1, V)
         M = scratch("wino_M", (16, P, K), x.dtype)                          # M[a, b] = V[a, b] @ U[a, b]
-        np.matmul(V.reshape(16, P, C), U, out=M)
+        batched_gemm(V.reshape(16, P, C), U, M)
         output_transform(n0, n1, r0, r1, M.reshape(4, 4, n1 - n0, r1 - r0, tw, K))
 
     blocks = split_blocks(N, th, tw * 16 * max(C, K) * 4, block_bytes, tw) if N * th * tw else []
@@ -387,7 +393,7 @@ def conv2d_winograd(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), blo
         run_blocks(lambda h: input_transform(*h, V[:, :, h[0]:h[1], h[2]:h[3]]), halves)
         step = -(-16 // threads)
         V16 = V.reshape(16, P, C)
-        run_blocks(lambda q: np.matmul(V16[q[0]:q[1]], U[q[0]:q[1]], out=M[q[0]:q[1]]),
+        run_blocks(lambda q: batched_gemm(V16[q[0]:q[1]], U[q[0]:q[1]], M[q[0]:q[1]]),
                    [(q, min(q + step, 16), 0, 0) for q in range(0, 16, step)])
         M6 = M.reshape(4, 4, N, th, tw, K)
         run_blocks(lambda h: output_transform(*h, M6[:, :, h[0]:h[1], h[2]:h[3]]), halves)
@@ -539,7 +545,7 @@ def conv2d_winograd_f4(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), 
         """
         nb, nr = n1 - n0, r1 - r0
         Y = scratch("wino4_Y", (16, nb * nr * tw * K), x.dtype)
-        np.matmul(AT2, M.reshape(36, -1), out=Y)
+        gemm(AT2, M.reshape(36, -1), Y)
         y6 = yfull[n0:n1, 4 * r0: 4 * r1].reshape(nb, nr, 4, tw, 4, K)
         np.copyto(y6, Y.reshape(4, 4, nb, nr, tw, K).transpose(2, 3, 0, 4, 1, 5))
         if epilogue is not None:
@@ -551,7 +557,7 @@ def conv2d_winograd_f4(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), 
         V = scratch("wino4_V", (6, 6, n1 - n0, r1 - r0, tw, C), x.dtype)
         winograd4_input_transform(x, g["pt"], g["pl"], n0, n1, r0, r1, tw, V)
         M = scratch("wino4_M", (36, P, K), x.dtype)
-        np.matmul(V.reshape(36, P, C), U, out=M)
+        batched_gemm(V.reshape(36, P, C), U, M)
         output_transform(n0, n1, r0, r1, M.reshape(6, 6, n1 - n0, r1 - r0, tw, K))
 
     blocks = split_blocks(N, th, tw * 36 * max(C, K) * 4, block_bytes, tw) if N * th * tw else []
@@ -576,7 +582,7 @@ def conv2d_winograd_f4(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), 
         run_blocks(lambda p: winograd4_input_transform(x, g["pt"], g["pl"], *p, tw, part_view(V, p)), parts)
         step = -(-36 // threads)
         V36 = V.reshape(36, P, C)
-        run_blocks(lambda q: np.matmul(V36[q[0]:q[1]], U[q[0]:q[1]], out=M[q[0]:q[1]]),
+        run_blocks(lambda q: batched_gemm(V36[q[0]:q[1]], U[q[0]:q[1]], M[q[0]:q[1]]),
                    [(q, min(q + step, 36), 0, 0) for q in range(0, 36, step)])
         M6 = M.reshape(6, 6, N, th, tw, K)
         run_blocks(lambda p: output_transform(*p, part_view(M6, p)), parts)
@@ -613,15 +619,18 @@ def choose_conv2d_algorithm(w_shape, strides=(1, 1), dilations=(1, 1), x_shape=N
       ``WINOGRAD_MIN_CHANNELS`` (64) and at least ``WINOGRAD_MIN_PIXELS`` (384)
       output pixels in the batch -> ``"winograd"`` (2.25x fewer multiplies;
       below those sizes its transforms, filter transform included, cost more
-      than the multiplies they save);
+      than the multiplies they save); both thresholds are
+      ``NATIVE_GEMM_WINOGRAD_SCALE`` times higher when the GEMMs run on the C SGEMM;
     * everything else -> ``"im2col"`` (a 1x1 stride-1 conv is then a plain GEMM).
 
     ``"direct"`` is never chosen automatically: it is the teaching reference.
     The thresholds come from benchmarks/bench_conv.py on 2 Zen4 cores.
     """
-    if not winograd_applicable(w_shape, strides, dilations) or min(w_shape[2:]) < WINOGRAD_MIN_CHANNELS:
+    scale = NATIVE_GEMM_WINOGRAD_SCALE if work_sharder.native_gemm_library() is not None else 1
+    if (not winograd_applicable(w_shape, strides, dilations)
+            or min(w_shape[2:]) < WINOGRAD_MIN_CHANNELS * scale):
         return "im2col"
-    if x_shape is not None and x_shape[0] * x_shape[1] * x_shape[2] < WINOGRAD_MIN_PIXELS:
+    if x_shape is not None and x_shape[0] * x_shape[1] * x_shape[2] < WINOGRAD_MIN_PIXELS * scale:
         return "im2col"
     return "winograd"
 

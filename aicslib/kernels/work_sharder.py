@@ -13,6 +13,8 @@ GEMM into row blocks does not change it: ``[A1; A2] @ B = [A1 @ B; A2 @ B]``.
 
 =========================  ============================================================
 ``run_blocks``             ``[fn(b) for b in blocks]`` on the pool, BLAS single-threaded
+``gemm``                   ``out[...] = a @ b`` on this thread: the C SGEMM (float32) or BLAS
+``batched_gemm``           ``out[i] = a[i] @ b[i]`` for 3-D stacks, one :func:`gemm` each
 ``split_blocks``           cut ``n_images x n_rows`` work into cache-sized blocks
 ``sharded_matmul``         ``out[...] = a @ b``, split over the threads when big
 ``matmul``                 ``a @ b`` (new array): one BLAS thread when small, else sharded
@@ -27,10 +29,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import flags
+from ..native import sgemm_binding
+
 __all__ = [
     "NUM_THREADS", "BLOCK_BYTES", "MIN_GEMM_ROWS", "SPLIT_GEMM_FLOPS", "INNER_SPLIT_RATIO",
     "SINGLE_THREAD_GEMM_FLOPS", "executor", "find_blas_thread_control", "SingleThreadedBlas", "in_worker",
-    "run_blocks", "split_blocks", "sharded_matmul", "matmul", "scratch",
+    "run_blocks", "split_blocks", "sharded_matmul", "matmul", "scratch", "gemm", "batched_gemm",
+    "GEMM_CHOICES", "native_gemm_library",
 ]
 
 #: Target size in bytes of one block's scratch matrices (patches / transforms).
@@ -138,6 +144,51 @@ def run_blocks(fn, blocks):
         return list(executor().map(fn, blocks))
 
 
+#: What AICS_GEMM may say: auto (the C SGEMM when it builds, else BLAS), native, blas.
+GEMM_CHOICES = ("auto", "native", "blas")
+
+
+def native_gemm_library():
+    """The C SGEMM library the float32 GEMMs here run on, or None for NumPy's BLAS (AICS_GEMM).
+
+    ``native`` where the library cannot be built is an error naming the reason.
+    """
+    choice = flags.GEMM
+    if choice == "blas":
+        return None
+    if choice not in GEMM_CHOICES:
+        raise ValueError(f"AICS_GEMM must be one of {', '.join(GEMM_CHOICES)}, got {choice!r}")
+    lib = sgemm_binding.library()
+    if lib is None and choice == "native":
+        raise RuntimeError(f"AICS_GEMM=native, but aicslib's C SGEMM cannot be built here: "
+                           f"{sgemm_binding.fallback_reason()}")
+    return lib
+
+
+def gemm(a, b, out, accumulate=False):
+    """``out[...] = a @ b`` (``+=`` when ``accumulate``) for 2-D operands, on the calling thread.
+
+    float32 products run on aicslib's C SGEMM (``aicslib/native/src/aics_sgemm_packed.c``,
+    compiled for this CPU) unless AICS_GEMM=blas or it cannot be built; anything else runs on
+    NumPy's BLAS with one thread. Either way it is one thread's work: callers split it.
+    """
+    lib = native_gemm_library() if a.dtype == np.float32 else None
+    if lib is not None and sgemm_binding.usable(a, b, out):
+        return sgemm_binding.sgemm(lib, a, b, out, accumulate)
+    with SingleThreadedBlas():
+        if accumulate:
+            out += np.matmul(a, b)
+            return out
+        return np.matmul(a, b, out=out)
+
+
+def batched_gemm(a, b, out):
+    """``out[i] = a[i] @ b[i]`` for stacks of matrices (3-D), one :func:`gemm` per matrix."""
+    for i in range(a.shape[0]):
+        gemm(a[i], b[i], out[i])
+    return out
+
+
 #: A GEMM with fewer flops than this is not worth splitting over threads.
 SPLIT_GEMM_FLOPS = 20e6
 
@@ -156,18 +207,17 @@ def sharded_matmul(a, b, out):
     m, k = a.shape
     n = b.shape[1]
     if NUM_THREADS <= 1 or in_worker() or 2.0 * m * n * k < SPLIT_GEMM_FLOPS:
-        with SingleThreadedBlas():
-            return np.matmul(a, b, out=out)
+        return gemm(a, b, out)
     if k >= INNER_SPLIT_RATIO * max(m, n):
         return _inner_split_matmul(a, b, out)
     parts = 2 * NUM_THREADS
     if m >= n:
         step = -(-m // parts)
-        run_blocks(lambda r: np.matmul(a[r[0]:r[1]], b, out=out[r[0]:r[1]]),
+        run_blocks(lambda r: gemm(a[r[0]:r[1]], b, out[r[0]:r[1]]),
                    [(r, min(r + step, m), 0, 0) for r in range(0, m, step)])
     else:
         step = -(-n // parts)
-        run_blocks(lambda c: np.matmul(a, b[:, c[0]:c[1]], out=out[:, c[0]:c[1]]),
+        run_blocks(lambda c: gemm(a, b[:, c[0]:c[1]], out[:, c[0]:c[1]]),
                    [(c, min(c + step, n), 0, 0) for c in range(0, n, step)])
     return out
 
@@ -186,7 +236,7 @@ def _inner_split_matmul(a, b, out):
     step = -(-k // NUM_THREADS)
     cuts = [(c, min(c + step, k), 0, 0) for c in range(0, k, step)]
     parts = [out] + [np.empty_like(out) for _ in cuts[1:]]
-    run_blocks(lambda c: np.matmul(a[:, c[0]:c[1]], b[c[0]:c[1]], out=parts[c[0] // step]), cuts)
+    run_blocks(lambda c: gemm(a[:, c[0]:c[1]], b[c[0]:c[1]], parts[c[0] // step]), cuts)
     for p in parts[1:]:
         out += p
     return out
@@ -208,8 +258,7 @@ def matmul(a, b):
     """
     out = np.empty((a.shape[0], b.shape[1]), dtype=np.result_type(a, b))
     if 2.0 * a.shape[0] * a.shape[1] * b.shape[1] < SINGLE_THREAD_GEMM_FLOPS:
-        with SingleThreadedBlas():
-            return np.matmul(a, b, out=out)
+        return gemm(a, b, out)
     return sharded_matmul(a, b, out)
 
 

@@ -18,13 +18,10 @@ element type, and a row range ``[r0, r1)`` of its result so that threads can
 share the work; it returns 0, or -1 for a geometry it does not handle.
 """
 import ctypes
-import os
-import threading
 
 import numpy as np
 
-from ..framework import logging
-from . import build
+from .c_library import CLibrary
 
 LIBRARY_NAME = "aics_depthwise_ctypes"
 C_SOURCE = "aics_depthwise.c"
@@ -38,31 +35,8 @@ GEOMETRY_KEYS = ("N", "H", "W", "C", "kh", "kw", "sh", "sw", "dh", "dw", "pt", "
 #: The element types with a C kernel: numpy dtype -> name suffix of the C functions.
 SUFFIXES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
-_lock = threading.Lock()
-_state = {"library": None, "tried": False, "fallback_reason": None}
 
-
-def compile_library():
-    """Path of the compiled library (built into the cache on first use).
-
-    Raises ``build.CompilerNotFoundError`` without a compiler, ``build.BuildError`` when it fails.
-    """
-    compiler = build.find_compiler("c")
-    sources = [build.source_path(C_SOURCE), build.source_path(C_TEMPLATE)]
-    flags = list(build.BASE_FLAGS) + list(EXTRA_FLAGS)
-
-    def steps(work):
-        cmd = [compiler, *flags, *build.arch_flags(compiler, work), "-I", os.path.dirname(sources[0]),
-               sources[0], "-o", os.path.join(work, LIBRARY_FILE)]
-        build.run_compiler(cmd, work)
-
-    folder = build.cached_build(LIBRARY_NAME, (sources, [compiler], flags), steps)
-    return os.path.join(folder, LIBRARY_FILE)
-
-
-def load_library(path):
-    """``ctypes.CDLL`` of the library with every function's argtypes and restype declared."""
-    lib = ctypes.CDLL(path)
+def _declare(lib):
     ptr, i64 = ctypes.c_void_p, ctypes.c_int64
     for suffix in SUFFIXES.values():
         for name, extra in (("forward", []), ("backprop_input", [ptr]), ("backprop_filter", [])):
@@ -70,7 +44,23 @@ def load_library(path):
             # int f(const int64_t *g, const T *a, const T *b, T *out, int64_t r0, int64_t r1[, int64_t *scratch])
             fn.argtypes = [ptr, ptr, ptr, ptr, i64, i64] + extra
             fn.restype = ctypes.c_int
-    return lib
+
+
+_LIBRARY = CLibrary(LIBRARY_NAME, C_SOURCE, [C_TEMPLATE], LIBRARY_FILE, EXTRA_FLAGS, _declare,
+                    "depthwise convolution computes with NumPy instead")
+
+
+def compile_library():
+    """Path of the compiled library (built into the cache on first use).
+
+    Raises ``build.CompilerNotFoundError`` without a compiler, ``build.BuildError`` when it fails.
+    """
+    return _LIBRARY.compile()
+
+
+def load_library(path):
+    """``ctypes.CDLL`` of the library with every function's argtypes and restype declared."""
+    return _LIBRARY.load(path)
 
 
 def library():
@@ -79,30 +69,17 @@ def library():
     Built and loaded once per process; a failure is remembered too, so the NumPy path is taken
     at once afterwards (``reset()`` tries again, e.g. after installing a compiler).
     """
-    with _lock:
-        if not _state["tried"]:
-            _state["tried"] = True
-            try:
-                _state["library"] = load_library(compile_library())
-            except build.CompilerNotFoundError as e:
-                _state["fallback_reason"] = str(e)
-                logging.vlog(1, f"depthwise convolution computes with NumPy: {e}")
-            except (build.BuildError, OSError, AttributeError) as e:
-                _state["fallback_reason"] = f"{type(e).__name__}: {e}"
-                logging.warning(f"aicslib.native: could not build {C_SOURCE} ({e}); depthwise "
-                                f"convolution computes with NumPy instead.")
-        return _state["library"]
+    return _LIBRARY.get()
 
 
 def fallback_reason():
     """Why ``library()`` is None (no compiler, a failed build), or None when it loaded."""
-    return _state["fallback_reason"]
+    return _LIBRARY.fallback_reason()
 
 
 def reset():
     """Forget the library and the failure (after changing AICS_NATIVE_CC & co.)."""
-    with _lock:
-        _state.update(library=None, tried=False, fallback_reason=None)
+    _LIBRARY.reset()
 
 
 def geometry_array(g):
