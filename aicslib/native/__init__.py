@@ -23,7 +23,9 @@ convolution kernels that aicslib/kernels/depthwise_conv_op.py calls through
 ctypes (``depthwise_binding``), falling back to NumPy where nothing compiles,
 and ``src/aics_sgemm_packed.c``, the packed, register-blocked SGEMM compiled for
 this CPU that the convolution kernels' float32 GEMMs run on (``sgemm_binding``,
-switched by AICS_GEMM; NumPy's BLAS where it does not build).
+switched by AICS_GEMM; NumPy's BLAS where it does not build), and
+``src/aics_output_stage.c``, the fused contractions' bias / batch norm and
+activation in one pass (``output_stage_binding``).
 
 Environment: AICS_NATIVE_CC / AICS_NATIVE_CXX choose the compilers,
 AICS_NATIVE_CACHE the cache folder (call ``reset()`` after changing them).
@@ -33,7 +35,7 @@ import ctypes
 from .build import (BindingUnavailable, BuildError, CompilerNotFoundError, cache_dir,  # noqa: F401
                     find_compiler, source_path)
 from .ctypes_binding import compile_library
-from . import depthwise_binding, sgemm_binding, swig_binding  # noqa: F401
+from . import depthwise_binding, output_stage_binding, sgemm_binding, swig_binding  # noqa: F401
 from .boundary import C_KERNEL, c_function_location, native_call_path  # noqa: F401
 from .gemm import (BINDINGS, available, fallback_reason, load, numpy_sgemm, reset,  # noqa: F401
                    sgemm)
