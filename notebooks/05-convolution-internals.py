@@ -308,6 +308,51 @@ for n in names:
 assert all(results[(n, "im2col")] > results[(n, "direct")] for n in names)
 
 # %% [markdown]
+# **GEMM 本身从哪来？** im2col 和 Winograd 最后都落到 GEMM 上，所以卷积有多快，主要看 GEMM 有多快。
+# NumPy 的 `matmul` 调用 OpenBLAS，它在加载时按 CPU 型号挑选汇编 kernel；环境变量 `OPENBLAS_CORETYPE`
+# 可以把它固定成某一代 CPU 的 kernel（课程机器上是 `Haswell`：256 位向量，而 CPU 有 512 位的 FMA 单元，只用到一半峰值）。
+# aicslib 的卷积 kernel 因此用自己的 C SGEMM（`aicslib/native/src/aics_sgemm_packed.c`，第一次用时在本机以
+# `-march=native` 编译）：和 BLIS、GotoBLAS 一样，把 C 的一个 12x32 小块一直放在寄存器里 (micro-kernel)，
+# 每一步读 32 个 B、广播 12 个 A、做 24 次向量乘加；A、B 先“打包”(packing) 成连续的窄条，让 micro-kernel 顺序读、
+# 留在 L1/L2 缓存里。环境变量 `AICS_GEMM=blas` 换回 NumPy 的 BLAS。下面在一个卷积的 GEMM 形状上比较单线程的速度
+# （完整的表由 `python benchmarks/bench_gemm.py` 打印）：
+
+# %%
+from aicslib.native import sgemm_binding
+from aicslib.kernels import work_sharder
+
+gemm_lib = sgemm_binding.library()
+m_, k_, n_ = (1568, 576, 64) if FAST else (6272, 1152, 128)     # 28x28x128 3x3 forward at batch 8
+a_g = rng.standard_normal((m_, k_)).astype(np.float32)
+b_g = rng.standard_normal((k_, n_)).astype(np.float32)
+out_g = np.empty((m_, n_), np.float32)
+
+
+def blas_one_thread():
+    with work_sharder.SingleThreadedBlas():
+        np.matmul(a_g, b_g, out=out_g)
+
+
+gemm_rates = {"NumPy BLAS, 1 thread": 2 * m_ * k_ * n_ / best_time(blas_one_thread, 5) / 1e9}
+if gemm_lib is not None:
+    gemm_rates["aicslib C SGEMM, 1 thread"] = 2 * m_ * k_ * n_ / best_time(
+        lambda: sgemm_binding.sgemm(gemm_lib, a_g, b_g, out_g), 5) / 1e9
+    assert np.allclose(out_g, a_g @ b_g, rtol=1e-3, atol=1e-3)
+else:
+    print("the C SGEMM cannot be built here:", sgemm_binding.fallback_reason())
+print(f"GEMM {m_}x{k_} @ {k_}x{n_}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+for label, rate in gemm_rates.items():
+    print(f"  {label:28s} {rate:7.1f} GFLOP/s")
+fig, ax = plt.subplots(figsize=(6, 1.8))
+ax.barh(list(gemm_rates), list(gemm_rates.values()), color=["tab:gray", "tab:green"][:len(gemm_rates)])
+ax.set_xlabel("GFLOP/s, one thread"); ax.set_title("the GEMM under the convolutions"); plt.show()
+
+# %% [markdown]
+# 这台机器上 C SGEMM 比固定成 Haswell kernel 的 OpenBLAS 快多少，就决定了 Winograd 划不划算：GEMM 越快，
+# 变换所占的比例越大。所以 `choose_conv2d_algorithm` 在使用 C SGEMM 时把通道数和像素数两个阈值都乘以
+# `NATIVE_GEMM_WINOGRAD_SCALE`（2）。
+
+# %% [markdown]
 # **哪种算法由谁决定？** `aics.nn.conv2d` 的 kernel 调用 `conv_ops.conv2d(..., algorithm="auto")`，规则写在
 # `choose_conv2d_algorithm` 里；环境变量 `AICS_CONV_ALGO`（经 `aicslib.flags` 读取）可以强制指定。
 # 下面的下拉框改的就是 `aicslib.flags.CONV_ALGO`，然后真正运行一次 `aics.nn.conv2d` 并计时：
@@ -473,7 +518,8 @@ print("my_im2col passes")
 #
 # * 直接卷积就是定义里的七重循环，FLOPs $=2NH_oW_oKCk_hk_w$；它是参考答案，但太慢。
 # * im2col 用 `as_strided` 把感受野摊成矩阵的行（视图，不复制），卷积变成**一次** GEMM；NHWC 下 GEMM 的结果就是 NHWC 输出。
-#   分块留在缓存里、多线程，是让 NumPy 版本接近 BLAS 峰值的工程手段。
+#   分块留在缓存里、多线程，是让 NumPy 版本接近 GEMM 峰值的工程手段；GEMM 本身是为本机 CPU 编译的 C SGEMM
+#   （寄存器分块的 micro-kernel + 打包），`AICS_GEMM=blas` 换回 NumPy 的 BLAS。
 # * Winograd F(2x2,3x3) 用 $B^T, G, A^T$ 三个小矩阵把每个 2x2 输出块的乘法从 36 次降到 16 次，16 个位置各做一个 GEMM；
 #   变换本身要花时间，所以只在 3x3、步长 1、通道数和像素数都够多时才划算——这就是 `choose_conv2d_algorithm` 的规则。
 # * 反向传播同样是 GEMM：卷积核梯度 = im2col 后一次 GEMM，输入梯度 = 一次 GEMM 后 col2im 累加；`Conv2D` 的梯度函数就是
