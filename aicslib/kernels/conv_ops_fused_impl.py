@@ -15,7 +15,7 @@ from ..framework.dtypes import float32, float64
 from ..framework.kernel_registry import register_kernel
 from .conv_2d import conv_args_from_attrs
 from .conv_ops import conv2d
-from .fused_eigen_output_kernels import apply_output_stage, contraction
+from .fused_eigen_output_kernels import OutputStage, apply_output_stage, contraction
 
 _CONV_ATTRS = ("T", "strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu")
 
@@ -24,13 +24,13 @@ def _fused_conv(op_type, ctx, input, filter, args):  # noqa: A002
     a = ctx.attrs
     fused_ops, node = list(a["fused_ops"]), f"{ctx.op_type} '{ctx.node_name}'"
     if op_type == "Conv2D" and a.get("data_format", "NHWC") == "NHWC" and input.ndim == 4:
-        # checks the fused arguments once, up front, on a one-pixel output
-        apply_output_stage(np.zeros((1, filter.shape[-1]), input.dtype), fused_ops, args, a["epsilon"], node)
+        # checked and prepared once, up front; then applied to each block of the output
+        stage = OutputStage(fused_ops, args, a["epsilon"], filter.shape[-1], input.dtype, node)
         s, p, d = conv_args_from_attrs(a["strides"], a["padding"], a.get("explicit_paddings", []), "NHWC",
                                        a.get("dilations", [1, 1, 1, 1]))
 
         def epilogue(blk):
-            out = apply_output_stage(blk, fused_ops, args, a["epsilon"], node)
+            out = stage(blk)
             if out is not blk:                  # it worked on a copy (a block that is not contiguous)
                 np.copyto(blk, out.reshape(blk.shape))
         y = conv2d(input, filter, s, p, d, epilogue=epilogue)

@@ -86,51 +86,70 @@ def apply_activation(y, activation):
     return y
 
 
+class OutputStage:
+    """A fused op's output stage, checked and prepared once: ``stage(y)`` applies it to ``y``.
+
+    The checks, the batch norm's per-channel scaling and the choice between the C loop and
+    NumPy's steps happen here, once per kernel call, so that a fused Conv2D applying it to
+    each block of its output pays only the work itself per block.
+    """
+
+    def __init__(self, fused_ops, args, epsilon, channels, dtype, node="fused op"):
+        for a in args:
+            if a.ndim != 1 or a.shape[0] != channels:
+                raise InvalidArgumentError(None, None, f"{node}: fused argument must be a vector of "
+                                           f"{channels} (the output depth), got shape {list(a.shape)}")
+        if not fused_ops or fused_ops[0] not in ("BiasAdd", "FusedBatchNorm"):
+            raise InvalidArgumentError(None, None, f"{node}: unsupported fused_ops {list(fused_ops)}")
+        activation = fused_ops[1] if len(fused_ops) > 1 else None
+        if activation not in (None, "Relu", "Relu6", "Elu"):
+            raise InvalidArgumentError(None, None, f"Unsupported fused activation {activation!r}")
+        self.kind, self.activation, self.channels = fused_ops[0], activation, channels
+        if self.kind == "BiasAdd":
+            self.vectors = [args[0]]
+        else:
+            scale, offset, mean, variance = args
+            # once, as the unfused kernel does
+            self.vectors = [mean, batch_norm_scaling(scale, variance, epsilon), offset]
+        self.lib = None
+        if (np.dtype(dtype) == np.float32 and all(v.dtype == np.float32 for v in self.vectors)
+                and activation in output_stage_binding.ACTIVATIONS):
+            self.lib = output_stage_binding.library()
+            if self.lib is not None:
+                self.vectors = [np.ascontiguousarray(v) for v in self.vectors]
+
+    def __call__(self, y):
+        """The stage on ``y`` (NHWC / [M, N]) in place when it can be; returns the result."""
+        if not y.flags.writeable:
+            y = np.array(y)
+        if not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y)
+        c = self.channels
+        rows = y.reshape(-1, c) if y.ndim else y.reshape(1, 1)
+        if self.lib is not None and output_stage_binding.handles(rows, self.kind, self.activation):
+            _native_stage(self.lib, rows, self.kind, self.activation, self.vectors)
+            return y
+        step = max(1, BLOCK_ELEMENTS // max(c, 1))
+        step = max(1, min(step, rows.shape[0]))   # an empty output still has a valid (empty) block
+        tiled = [_tiled(v, step) for v in self.vectors]
+        for r0 in range(0, rows.shape[0], step):
+            blk = rows[r0:r0 + step]
+            n = blk.shape[0]
+            if self.kind == "BiasAdd":
+                np.add(blk, tiled[0][:n], out=blk)
+            else:  # batch_norm_inference's three steps, in place
+                mean, s, offset = tiled
+                np.subtract(blk, mean[:n], out=blk)
+                np.multiply(blk, s[:n], out=blk)
+                np.add(blk, offset[:n], out=blk)
+            if self.activation is not None:
+                apply_activation(blk, self.activation)
+        return y
+
+
 def apply_output_stage(y, fused_ops, args, epsilon, node="fused op"):
     """Bias or batch norm, then the activation, on the contraction's output ``y`` (NHWC / [M, N])."""
-    if not y.flags.writeable:
-        y = np.array(y)
-    c = y.shape[-1]
-    for a in args:
-        if a.ndim != 1 or a.shape[0] != c:
-            raise InvalidArgumentError(None, None, f"{node}: fused argument must be a vector of "
-                                       f"{c} (the output depth), got shape {list(a.shape)}")
-    if fused_ops[0] not in ("BiasAdd", "FusedBatchNorm"):
-        raise InvalidArgumentError(None, None, f"{node}: unsupported fused_ops {list(fused_ops)}")
-    activation = fused_ops[1] if len(fused_ops) > 1 else None
-    if activation not in (None, "Relu", "Relu6", "Elu"):
-        raise InvalidArgumentError(None, None, f"Unsupported fused activation {activation!r}")
-    if fused_ops[0] == "FusedBatchNorm":
-        scale, offset, mean, variance = args
-        s = batch_norm_scaling(scale, variance, epsilon)   # once, as the unfused kernel does
-    if not y.flags.c_contiguous:
-        y = np.ascontiguousarray(y)
-    rows = y.reshape(-1, c) if y.ndim else y.reshape(1, 1)
-    vectors = [args[0]] if fused_ops[0] == "BiasAdd" else [mean, s, offset]
-    lib = output_stage_binding.library() if y.dtype == np.float32 else None
-    if (lib is not None and output_stage_binding.handles(rows, fused_ops[0], activation)
-            and all(v.dtype == np.float32 for v in vectors)):
-        vectors = [np.ascontiguousarray(v) for v in vectors]
-        _native_stage(lib, rows, fused_ops[0], activation, vectors)
-        return y
-    step = max(1, BLOCK_ELEMENTS // max(c, 1))
-    step = max(1, min(step, rows.shape[0]))   # an empty output still has a valid (empty) block
-    if fused_ops[0] == "BiasAdd":
-        bias = _tiled(args[0], step)
-    else:
-        mean, s, offset = _tiled(mean, step), _tiled(s, step), _tiled(offset, step)
-    for r0 in range(0, rows.shape[0], step):
-        blk = rows[r0:r0 + step]
-        n = blk.shape[0]
-        if fused_ops[0] == "BiasAdd":
-            np.add(blk, bias[:n], out=blk)
-        else:  # batch_norm_inference's three steps, in place
-            np.subtract(blk, mean[:n], out=blk)
-            np.multiply(blk, s[:n], out=blk)
-            np.add(blk, offset[:n], out=blk)
-        if activation is not None:
-            apply_activation(blk, activation)
-    return y
+    return OutputStage(fused_ops, args, epsilon, y.shape[-1] if y.ndim else 1, y.dtype, node)(y)
 
 
 #: Outputs of more than this many elements have their C output stage split over the threads
