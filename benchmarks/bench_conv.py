@@ -149,6 +149,12 @@ def time_all(thunks, rounds, min_time, clock=time.perf_counter):
     The machine may be shared: a burst of load then slows every thunk a
     little in some round instead of slowing one thunk a lot, and the best
     of the rounds is what each algorithm can do.
+
+    In each round a thunk is first called once untimed: it would otherwise
+    pay for what ran before it. PyTorch's OpenMP workers keep spinning on the
+    cores for a while after a call returns (measured: a 0.40 ms depthwise
+    forward took 0.84 ms right after PyTorch's), and threads that have slept
+    wake slowly; the untimed call lets both pass, for either side alike.
     """
     best = {k: float("inf") for k in thunks}
     for fn in thunks.values():
@@ -158,6 +164,8 @@ def time_all(thunks, rounds, min_time, clock=time.perf_counter):
     while r < rounds or (time.perf_counter() - t_start < min_time and r < 5 * rounds):
         for k, fn in thunks.items():
             reps = 1 if k[1] == "direct" else 2
+            if k[1] != "direct":
+                fn()                                            # settles what ran before
             for _ in range(reps):
                 t0 = clock()
                 fn()
