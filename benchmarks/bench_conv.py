@@ -143,33 +143,48 @@ def gemm_reference(x, w, strides, padding, depthwise=False):
             ("fwd+bwd", "sgemm"): f3}
 
 
-def time_all(thunks, rounds, min_time, clock=time.perf_counter):
+#: Seconds each side's thunks run untimed before its timed calls in a round (see ``time_all``).
+SETTLE_S = 0.02
+
+
+def time_all(groups, rounds, min_time, clock=time.perf_counter):
     """Best time of every thunk, measured in interleaved rounds.
 
-    The machine may be shared: a burst of load then slows every thunk a
-    little in some round instead of slowing one thunk a lot, and the best
-    of the rounds is what each algorithm can do.
+    ``groups``: dicts of thunks, one per library (the reference, aicslib). The
+    machine may be shared: a burst of load then slows every thunk a little in
+    some round instead of slowing one thunk a lot, and the best of the rounds
+    is what each algorithm can do.
 
-    In each round a thunk is first called once untimed: it would otherwise
-    pay for what ran before it. PyTorch's OpenMP workers keep spinning on the
-    cores for a while after a call returns (measured: a 0.40 ms depthwise
-    forward took 0.84 ms right after PyTorch's), and threads that have slept
-    wake slowly; the untimed call lets both pass, for either side alike.
+    In each round a group first runs its thunks untimed for ``SETTLE_S``, and
+    each thunk is called once untimed before its timed repetitions: a thunk
+    would otherwise pay for what ran before it. PyTorch's OpenMP workers keep
+    spinning on the cores for milliseconds after a call returns (measured: a
+    0.40 ms depthwise forward took 0.84 ms right after PyTorch's, and a 1.1 ms
+    one 0.6 ms with PyTorch's workers told not to spin, which slows PyTorch
+    itself 2x on small layers), and threads that have slept wake slowly; the
+    untimed runs let both pass, for either side alike.
     """
+    thunks = {k: fn for g in groups for k, fn in g.items()}
     best = {k: float("inf") for k in thunks}
     for fn in thunks.values():
         fn()                                                    # warm-up
     t_start = time.perf_counter()
     r = 0
     while r < rounds or (time.perf_counter() - t_start < min_time and r < 5 * rounds):
-        for k, fn in thunks.items():
-            reps = 1 if k[1] == "direct" else 2
-            if k[1] != "direct":
-                fn()                                            # settles what ran before
-            for _ in range(reps):
-                t0 = clock()
-                fn()
-                best[k] = min(best[k], clock() - t0)
+        for group in groups:
+            settle_until = time.perf_counter() + SETTLE_S
+            while time.perf_counter() < settle_until:
+                for k, fn in group.items():
+                    if k[1] != "direct":
+                        fn()
+            for k, fn in group.items():
+                reps = 1 if k[1] == "direct" else 2
+                if k[1] != "direct":
+                    fn()                                        # settles what ran before
+                for _ in range(reps):
+                    t0 = clock()
+                    fn()
+                    best[k] = min(best[k], clock() - t0)
         r += 1
     return best
 
@@ -280,9 +295,9 @@ def main(argv=None):
         ours = {(pas, algo): fn for pas, algo, fn in candidates(x, w, strides, padding, depthwise, tiny)}
         if args.per_core:
             with work_sharder.SingleThreadedBlas():
-                best_t = time_all({**ref, **ours}, rounds, min_time, clock)
+                best_t = time_all([ref, ours], rounds, min_time, clock)
         else:
-            best_t = time_all({**ref, **ours}, rounds, min_time)
+            best_t = time_all([ref, ours], rounds, min_time)
         ref_t = {}
         pass_flops = {"fwd+bwd": 3 * flops}
         for (pas, _), t in best_t.items():
