@@ -71,6 +71,14 @@ class TestEagerTensor:
     def test_default_dtypes_as_tf(self, value, dtype):
         assert aics.constant(value).dtype == dtype
 
+    def test_scalar_numpy_is_a_numpy_scalar_as_in_tf(self):
+        # TF 2.21: tf.constant(1.0).numpy() is np.float32(1.0); np.asarray still gives a 0-d array
+        t = aics.constant(1.0)
+        assert type(t.numpy()) is np.float32 and t.numpy() == 1.0
+        assert type(aics.Variable(2.0).numpy()) is np.float32
+        a = np.asarray(t)
+        assert type(a) is np.ndarray and a.shape == () and a.dtype == np.float32
+
     def test_python_conversions(self):
         assert float(aics.constant(2.5)) == 2.5
         assert int(aics.constant(7)) == 7

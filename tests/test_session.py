@@ -38,6 +38,21 @@ class TestFetches:
         assert isinstance(out, np.ndarray)
         np.testing.assert_array_equal(out, [2.0, 4.0])
 
+    def test_scalars_come_back_as_numpy_scalars_as_in_tf(self, g):
+        # TF 2.21, compat.v1 Session: np.float32(1.0), np.int32(3), np.int64(0) from a
+        # Dataset.range iterator; arrays stay arrays, string scalars are bytes
+        it = aics.compat.v1.data.make_initializable_iterator(aics.data.Dataset.range(3))
+        nxt = it.get_next()
+        with aics.Session() as s:
+            s.run(it.initializer)
+            f, i, v, r, b = s.run([aics.constant(1.0), aics.constant(3), aics.constant([1.0]), nxt,
+                                   aics.constant("xy")])
+        assert type(f) is np.float32 and f == 1.0
+        assert type(i) is np.int32 and i == 3
+        assert type(v) is np.ndarray and v.shape == (1,)
+        assert type(r) is np.int64 and r == 0
+        assert b == b"xy"
+
     def test_nested_structures_are_mirrored(self, g):
         a = aics.constant(1.0, name="a")
         b = aics.constant(2.0, name="b")

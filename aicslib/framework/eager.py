@@ -27,8 +27,8 @@ class EagerTensor(TensorOperators):
         """The value as a NumPy array (a read-only view shares memory, as in TF)."""
         a = self._array
         if type(a) is np.ndarray:
-            # a string scalar is bytes, as in TF (b"xy" rather than a 0-d object array)
-            return a[()] if a.ndim == 0 and a.dtype.kind == "O" else a
+            # a scalar is a NumPy scalar (np.float32(1.0)), a string one bytes, as in TF
+            return a[()] if a.ndim == 0 else a
         return np.asarray(a, dtype=self._dtype.as_numpy_dtype) if self._dtype.as_numpy_dtype is not object else a
 
     @property
@@ -74,6 +74,8 @@ class EagerTensor(TensorOperators):
         a = self.numpy()
         if isinstance(a, bytes):   # a string scalar: a 0-d object array keeps every byte
             a = np.array(a, dtype=object)
+        elif not isinstance(a, np.ndarray):   # a NumPy scalar: __array__ must give an array
+            a = np.asarray(a)
         return a if dtype is None else a.astype(dtype)
 
     def __repr__(self):

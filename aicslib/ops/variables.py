@@ -149,7 +149,7 @@ class Variable(TensorOperators):
         if self._graph is not None:
             raise NotImplementedError("numpy() is only available for eager variables; use sess.run(v).")
         value = self._storage.read()
-        return value[()] if value.ndim == 0 and value.dtype.kind == "O" else value   # bytes, as TF
+        return value[()] if value.ndim == 0 else value   # a NumPy scalar (bytes for a string), as TF
 
     def eval(self, session=None):
         return self._graph_element.eval(session=session)
@@ -161,6 +161,8 @@ class Variable(TensorOperators):
         a = self.numpy()
         if isinstance(a, bytes):   # a string scalar: a 0-d object array keeps every byte
             a = np.array(a, dtype=object)
+        elif not isinstance(a, np.ndarray):   # a NumPy scalar: __array__ must give an array
+            a = np.asarray(a)
         return a if dtype is None else a.astype(dtype)
 
     # ---- writing
