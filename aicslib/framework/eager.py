@@ -13,6 +13,17 @@ from .ops import TensorOperators
 from .tensor_shape import TensorShape
 
 
+def array_of_numpy_value(a, dtype=None):
+    """What ``__array__`` gives for a ``.numpy()`` value ``a`` (an EagerTensor's or a Variable's):
+    always an array, as the protocol requires. A string scalar (bytes) becomes a 0-d object array,
+    which keeps every byte; a NumPy scalar a 0-d array."""
+    if isinstance(a, bytes):
+        a = np.array(a, dtype=object)
+    elif not isinstance(a, np.ndarray):
+        a = np.asarray(a)
+    return a if dtype is None else a.astype(dtype)
+
+
 class EagerTensor(TensorOperators):
     """A tensor with a concrete value, produced when executing eagerly."""
 
@@ -71,12 +82,7 @@ class EagerTensor(TensorOperators):
                                   "is .numpy() what you're looking for?")
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
-        if isinstance(a, bytes):   # a string scalar: a 0-d object array keeps every byte
-            a = np.array(a, dtype=object)
-        elif not isinstance(a, np.ndarray):   # a NumPy scalar: __array__ must give an array
-            a = np.asarray(a)
-        return a if dtype is None else a.astype(dtype)
+        return array_of_numpy_value(self.numpy(), dtype)
 
     def __repr__(self):
         if self._dtype in (dtypes.resource, dtypes.variant):

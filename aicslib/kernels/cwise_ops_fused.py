@@ -25,7 +25,7 @@ import numpy as np
 from ..framework.dtypes import float32, float64
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
-from . import work_sharder
+from . import fused_eigen_output_kernels, work_sharder
 
 #: Elements per tile: 256K float32 = 1 MiB per buffer. Smaller tiles keep the buffers in L2,
 #: but each tile costs a few NumPy calls, and two threads then spend their time handing the
@@ -78,25 +78,13 @@ def _squared_difference(x, y, out=None):
     return np.multiply(out, out, out=out)
 
 
-_ZEROS = {}   # (shape, dtype) -> read-only zeros: a tile's shape repeats, so a handful of entries
-#: Largest zeros array kept (elements); Relu on bigger arrays compares with a scalar.
+#: Largest tile Relu compares with a cached array of zeros (``fused_eigen_output_kernels.relu``);
+#: bigger arrays compare with a scalar.
 MAX_ZEROS_ELEMENTS = 1 << 18
 
 
 def _relu(x, out=None):
-    # np.maximum against an array of zeros takes NumPy's SIMD loop, against a scalar 0 a loop
-    # about 10x slower (measured: 3.8 vs 32 us per 64K floats, NumPy 2.4); the results are
-    # bit-identical, NaN and -0.0 included (tests/test_elementwise_fusion.py).
-    if x.size > MAX_ZEROS_ELEMENTS:
-        return np.maximum(x, x.dtype.type(0), out=out)
-    key = (x.shape, x.dtype.str)
-    zeros = _ZEROS.get(key)
-    if zeros is None:
-        if len(_ZEROS) > 64:
-            _ZEROS.clear()
-        zeros = _ZEROS[key] = np.zeros(x.shape, x.dtype)
-        zeros.flags.writeable = False
-    return np.maximum(x, zeros, out=out)
+    return fused_eigen_output_kernels.relu(x, out, MAX_ZEROS_ELEMENTS)
 
 
 UNARY = {

@@ -36,7 +36,7 @@ def batch_norm_inference(x, scale, offset, mean, variance, epsilon, out=None):
 #: Elements per block of the output stage: 64K float32 = 256 KiB.
 BLOCK_ELEMENTS = 1 << 16
 
-_ZEROS = {}  # (shape, dtype) -> read-only zeros, one per block shape
+_ZEROS = {}  # (shape, dtype) -> read-only zeros: a block's or tile's shape repeats, so a handful
 
 
 def _zeros_like(y):
@@ -48,6 +48,17 @@ def _zeros_like(y):
         z = _ZEROS[key] = np.zeros(y.shape, y.dtype)
         z.flags.writeable = False
     return z
+
+
+def relu(y, out=None, zeros_up_to=BLOCK_ELEMENTS):
+    """``np.maximum(y, 0)`` (into ``out``), against a cached array of zeros when ``y`` has at most
+    ``zeros_up_to`` elements. Against an array np.maximum takes NumPy's SIMD loop, against a scalar
+    0 one about 5-10x slower (measured: 3.8 vs 32 us per 64K floats, NumPy 2.4); the results are
+    bit-identical, NaN and -0.0 included (tests/test_elementwise_fusion.py). Also the fused
+    elementwise kernel's Relu (cwise_ops_fused.py)."""
+    if y.size > zeros_up_to:
+        return np.maximum(y, y.dtype.type(0), out=out)
+    return np.maximum(y, _zeros_like(y), out=out)
 
 
 _TILED = {}  # (vector bytes, dtype, rows) -> read-only (rows, C) copies of a per-channel vector
@@ -71,12 +82,7 @@ def apply_activation(y, activation):
     """Relu / Relu6 / Elu on ``y`` in place (Elu through a temporary, as its kernel)."""
     zero = y.dtype.type(0)
     if activation == "Relu":
-        # Against an array of zeros np.maximum takes its SIMD loop, against a scalar one about
-        # 5x slower (NumPy 2.4); same results, NaN and -0.0 included.
-        if y.size <= BLOCK_ELEMENTS:
-            np.maximum(y, _zeros_like(y), out=y)
-        else:
-            np.maximum(y, zero, out=y)
+        relu(y, out=y)
     elif activation == "Relu6":
         np.clip(y, zero, y.dtype.type(6), out=y)
     elif activation == "Elu":

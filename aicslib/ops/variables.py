@@ -9,7 +9,7 @@ Variable holds its value and each read is a snapshot.
 import numpy as np
 
 from ..framework import context, dtypes, tape
-from ..framework.eager import EagerTensor
+from ..framework.eager import EagerTensor, array_of_numpy_value
 from ..framework.execute import apply_op
 from ..framework.ops import (GraphKeys, TensorOperators, convert_to_tensor, get_default_graph, name_scope,
                              register_tensor_conversion_function)
@@ -158,12 +158,7 @@ class Variable(TensorOperators):
         return self._graph_element
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
-        if isinstance(a, bytes):   # a string scalar: a 0-d object array keeps every byte
-            a = np.array(a, dtype=object)
-        elif not isinstance(a, np.ndarray):   # a NumPy scalar: __array__ must give an array
-            a = np.asarray(a)
-        return a if dtype is None else a.astype(dtype)
+        return array_of_numpy_value(self.numpy(), dtype)
 
     # ---- writing
     def _assign(self, op_type, value, name, read_value):
