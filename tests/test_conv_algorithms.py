@@ -305,6 +305,7 @@ def test_float64_and_non_contiguous_inputs():
 def test_dispatch_rule(monkeypatch):
     from aicslib import flags
     monkeypatch.setattr(flags, "GEMM", "blas")       # the thresholds as measured with BLAS
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # and NumPy transforms
     assert co.choose_conv2d_algorithm((3, 3, 64, 64), (1, 1), (1, 1), (8, 56, 56, 64)) == "winograd"
     assert co.choose_conv2d_algorithm((3, 3, 64, 64), (2, 2), (1, 1), (8, 56, 56, 64)) == "im2col"
     assert co.choose_conv2d_algorithm((3, 3, 64, 64), (1, 1), (2, 2), (8, 56, 56, 64)) == "im2col"
@@ -321,6 +322,7 @@ def test_dispatch_rule_with_the_c_sgemm_doubles_the_winograd_thresholds(monkeypa
     if sgemm_binding.library() is None:
         pytest.skip(f"C SGEMM unavailable: {sgemm_binding.fallback_reason()}")
     monkeypatch.setattr(flags, "GEMM", "native")
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # NumPy transforms
     scale = co.NATIVE_GEMM_WINOGRAD_SCALE
     assert scale > 1
     c = co.WINOGRAD_MIN_CHANNELS * scale
@@ -415,6 +417,7 @@ def test_backprops_on_deeper_layers_agree_with_loops(C, K, gemm, monkeypatch):
     if gemm == "native" and sgemm_binding.library() is None:
         pytest.skip(f"C SGEMM unavailable: {sgemm_binding.fallback_reason()}")
     monkeypatch.setattr(flags, "GEMM", gemm)
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the rule of the NumPy transforms
     rng = np.random.default_rng(11)
     x, w = rand(rng, (2, 15, 13, C)), rand(rng, (3, 3, C, K))
     dy = rand(rng, (2, 15, 13, K))

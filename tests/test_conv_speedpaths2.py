@@ -141,7 +141,8 @@ def test_f4_rejects_what_it_cannot_do():
         co.conv2d_winograd_f4(x, np.ones((5, 5, 2, 2), np.float32), (1, 1), "SAME")
 
 
-def test_tile_rule():
+def test_tile_rule(monkeypatch):
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the rule of the NumPy transforms
     # big deep layers -> F(4x4)
     assert co.winograd_tile_size((3, 3, 256, 256), (1, 56, 56)) == 4
     assert co.winograd_tile_size((3, 3, 128, 128), (8, 28, 28)) == 4
@@ -158,6 +159,7 @@ def test_auto_uses_f4_where_the_rule_says_and_explicit_winograd_stays_f2(monkeyp
     monkeypatch.setattr(co, "conv2d_winograd_f4", lambda *a, **k: calls.append("f4") or real_f4(*a, **k))
     monkeypatch.setattr(co, "conv2d_winograd", lambda *a, **k: calls.append("f2") or real_f2(*a, **k))
     monkeypatch.setattr(co, "winograd_tile_size", lambda w_shape, out_shape: 4)
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the thresholds below are its
     monkeypatch.setattr(co, "WINOGRAD_MIN_CHANNELS", 1)
     monkeypatch.setattr(co, "WINOGRAD_MIN_PIXELS", 1)
     rng = np.random.default_rng(4)
@@ -173,6 +175,7 @@ def test_auto_uses_f4_where_the_rule_says_and_explicit_winograd_stays_f2(monkeyp
 @pytest.fixture
 def small_deep_layers_use_f4(monkeypatch):
     """Small test shapes take the auto rule's Winograd F(4x4) path of big layers."""
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the thresholds below are its
     monkeypatch.setattr(co, "WINOGRAD_MIN_PIXELS", 1)
     monkeypatch.setattr(co, "WINOGRAD4_PIXELS_PER_WEIGHT", 1024)
 

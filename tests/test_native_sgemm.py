@@ -107,6 +107,40 @@ def test_usable_refuses_what_the_c_code_cannot_take():
     assert not sgemm_binding.usable(buf[:, :3], b, buf[:, :5])              # out overlaps a
 
 
+@settings(max_examples=30, deadline=None)
+@given(count=st.integers(1, 5), m=st.integers(1, 40), n=st.integers(1, 70), k=st.integers(1, 90),
+       ta=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_a_batched_call_gives_each_product_bit_for_bit(lib, count, m, n, k, ta, seed):
+    """One C call for a stack: each product the same bits as its own sgemm call, against float64."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((count, m, k), dtype=np.float32)
+    if ta:                                               # stacks of transposed matrices
+        a = np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1)
+    b = rng.standard_normal((count, k, n), dtype=np.float32)[:, :, ::-1]     # negative column stride
+    out = np.full((count, m, n), np.nan, np.float32)
+    assert sgemm_binding.usable_batched(a, b, out)
+    sgemm_binding.sgemm_batched(lib, a, b, out)
+    for i in range(count):
+        one = sgemm_binding.sgemm(lib, a[i], b[i], np.empty((m, n), np.float32))
+        np.testing.assert_array_equal(out[i], one)
+        assert_gemm_close(out[i], a[i], b[i])
+
+
+def test_work_sharder_batched_gemm_makes_one_c_call(lib, monkeypatch):
+    monkeypatch.setattr(flags, "GEMM", "native")
+    calls = []
+    real = sgemm_binding.sgemm_batched
+    monkeypatch.setattr(sgemm_binding, "sgemm_batched", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((16, 30, 20), dtype=np.float32), rng.standard_normal((16, 20, 10), dtype=np.float32)
+    out = work_sharder.batched_gemm(a, b, np.empty((16, 30, 10), np.float32))
+    assert calls == [1]
+    for i in range(16):
+        assert_gemm_close(out[i], a[i], b[i])
+    buf = np.ones((2, 4, 4), np.float32)
+    assert not sgemm_binding.usable_batched(buf[:, :, :2], buf[:, :2, :2], buf[:, :, 2:])   # overlap
+
+
 @pytest.mark.parametrize("choice", ["native", "blas"])
 def test_work_sharder_gemm_follows_aics_gemm(lib, monkeypatch, choice):
     calls = []

@@ -268,6 +268,34 @@ def test_blocked_output_stage_is_bit_identical_to_the_unfused_kernels(stage):
     assert np.array_equal(on.view(np.uint32), off.view(np.uint32))
 
 
+@pytest.mark.parametrize("stage", [("BiasAdd", "Relu"), ("FusedBatchNorm", "Relu6")])
+@pytest.mark.parametrize("hw", [28, 13])
+def test_winograd_output_transform_with_the_stage_is_bit_identical_to_the_unfused_kernels(stage, hw):
+    # A 3x3 conv with 64 channels takes Winograd (where its C transforms build, the fused stage is
+    # applied inside the output transform); 13x13 crops tiles past the output.
+    from aicslib.kernels import conv_ops
+    rng = np.random.default_rng(8)
+    xv = rng.standard_normal((4, hw, hw, 64)).astype(np.float32)
+    wv = (rng.standard_normal((3, 3, 64, 64)) / 10).astype(np.float32)
+    assert conv_ops.choose_conv2d_algorithm(wv.shape, (1, 1), (1, 1), xv.shape) == "winograd" or \
+        not conv_ops.native_winograd_rule()
+    vecs = [rng.uniform(0.5, 2, 64), rng.standard_normal(64), rng.standard_normal(64), rng.uniform(0.1, 3, 64)]
+    g = aics.Graph()
+    with g.as_default():
+        x = aics.placeholder(aics.float32, xv.shape, name="x")
+        conv = aics.nn.conv2d(x, aics.constant(wv), 1, "SAME")
+        if stage[0] == "BiasAdd":
+            y = aics.nn.bias_add(conv, aics.constant(vecs[1].astype(np.float32)))
+        else:
+            y, _, _ = fused_batch_norm(conv, *[aics.constant(v.astype(np.float32)) for v in vecs], epsilon=1e-3,
+                                       is_training=False)
+        out = {"Relu": aics.nn.relu, "Relu6": aics.nn.relu6}[stage[1]](y)
+    assert fused_node(g, out.name)["op"] == "_FusedConv2D"
+    on, off = run_both(g, out, {x: xv})
+    assert np.array_equal(on.view(np.uint32), off.view(np.uint32))
+    assert (on > 0).any() and (on == 0).any()
+
+
 def test_output_stage_of_an_empty_output_is_empty():
     from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage
     for shape in ((0, 4), (2, 0, 3, 4)):

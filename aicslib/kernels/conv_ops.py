@@ -46,16 +46,19 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..framework.dtypes import bfloat16, float16, float32, float64
 from ..framework.kernel_registry import register_kernel
+from ..native import winograd_binding
 from . import work_sharder
 from .conv_2d import (as_floats, cast_like, conv_args_from_attrs, conv_geometry, from_nhwc, hw_pair,
                       im2col_view, pad_nhwc, padded_slab, to_nhwc)
 from .conv_layout import nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
-from .work_sharder import batched_gemm, gemm, run_blocks, scratch, sharded_matmul, split_blocks
+from .work_sharder import (batched_gemm, gemm, run_blocks, run_blocks_overlapping, scratch, sharded_matmul,
+                           split_blocks)
 
 __all__ = [
     "conv2d", "conv2d_direct", "conv2d_im2col", "conv2d_winograd",
     "conv2d_nchw", "conv2d_im2col_nchw", "choose_conv2d_algorithm", "requested_algorithm",
-    "conv2d_flops", "ALGORITHMS", "winograd_applicable", "winograd_filter_transform",
+    "conv2d_flops", "ALGORITHMS", "native_winograd_transforms", "native_winograd_rule",
+    "NATIVE_WINOGRAD_MIN_CHANNELS", "NATIVE_WINOGRAD_MIN_TILES", "NATIVE_WINOGRAD4_MIN_TILES", "winograd_applicable", "winograd_filter_transform",
     "winograd_input_transform", "winograd_combine",
     "WINOGRAD_BT", "WINOGRAD_G", "WINOGRAD_AT", "WINOGRAD_G2",
     "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_PIXELS",
@@ -271,20 +274,56 @@ def winograd_filter_transform(w, rotate180=False):
     filter turned by 180 degrees (used by the input gradient) by reversing
     the 9 columns of ``G (x) G`` instead of copying the filter.
     """
-    return _transform_filters(w, WINOGRAD_G2, rotate180, 1 << 15)
+    return _transform_filters(w, WINOGRAD_G2, rotate180, 1 << 15, 2)
 
 
-def _transform_filters(w, G2, rotate180, step):
+def _transform_filters(w, G2, rotate180, step, m):
     """``G2 (T, 9) @ w (9, C*K)`` in column blocks of ``step`` on the kernel threads; the
-    180-degree turn reverses G2's 9 columns instead of copying the filter."""
+    180-degree turn reverses G2's 9 columns instead of copying the filter. A float32 filter
+    goes through the C transform of F(m x m, 3x3) where it builds (``G g G^T`` per filter:
+    the GEMM's inner dimension of 9 keeps it far below its peak)."""
     _, _, C, K = w.shape
     w = np.ascontiguousarray(w)
+    lib = winograd_binding.library() if w.dtype == np.float32 else None
+    if lib is not None:
+        U = np.empty((G2.shape[0], C, K), dtype=w.dtype)
+        c_step = max(1, step // max(K, 1))
+        run_blocks(lambda b: winograd_binding.filter_transform(lib, m, w, U, b[0], b[1], rotate180),
+                   [(c0, min(c0 + c_step, C), 0, 0) for c0 in range(0, C, c_step)])
+        return U
     G2 = np.ascontiguousarray(G2[:, ::-1] if rotate180 else G2, dtype=w.dtype)
     src = w.reshape(9, C * K)
     U = np.empty((G2.shape[0], C * K), dtype=w.dtype)
     run_blocks(lambda b: gemm(G2, src[:, b[0]:b[1]], U[:, b[0]:b[1]]),
                [(s0, min(s0 + step, C * K), 0, 0) for s0 in range(0, C * K, step)])
     return U.reshape(G2.shape[0], C, K)
+
+
+def native_winograd_transforms(x):
+    """The C library of Winograd's transforms (``aicslib/native/src/aics_winograd.c``: one pass
+    over the tiles instead of one per non-zero of B^T or A^T) for a float32 input it handles,
+    or None: the NumPy transforms below then do the work (where no C compiler exists)."""
+    return winograd_binding.library() if winograd_binding.handles(x) else None
+
+
+#: With the C transforms, a Winograd block's GEMMs may be this thin (tiles), so that each
+#: thread runs its own images start to end instead of the threads meeting after each phase
+#: (each meeting costs 30-50 us: waking a pool thread) ...
+NATIVE_WINOGRAD_MIN_GEMM_ROWS = 96
+#: ... when the channels are at most this many (beyond, each block packing its own copy of
+#: the 16 or 36 transformed filters costs more than the meetings) ...
+NATIVE_WINOGRAD_THIN_MAX_CHANNELS = 128
+#: ... and when each block still has this many GEMM flops (less is faster on one thread).
+NATIVE_WINOGRAD_MIN_BLOCK_FLOPS = 16e6
+
+
+def winograd_min_gemm_rows(lib, positions, C, K):
+    """The fewest GEMM rows (tiles) of a block of a Winograd conv with ``positions`` (16 or 36)
+    products, or None for ``split_blocks``' default; see ``NATIVE_WINOGRAD_MIN_GEMM_ROWS``.
+    Measured on 2 Zen5 cores, 4x28x28x64 F(4x4): 0.41 ms split by images, 0.55 ms by phases."""
+    if lib is None or max(C, K) > NATIVE_WINOGRAD_THIN_MAX_CHANNELS:
+        return None
+    return max(NATIVE_WINOGRAD_MIN_GEMM_ROWS, int(-(-NATIVE_WINOGRAD_MIN_BLOCK_FLOPS // (2 * positions * C * K))))
 
 
 def winograd_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
@@ -295,6 +334,9 @@ def winograd_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
     outside ``x``). ``V`` has shape ``(4, 4, n1-n0, r1-r0, tw, C)``. Shared by
     the forward and the Winograd filter gradient (conv_grad_filter_ops.py).
     """
+    lib = native_winograd_transforms(x)
+    if lib is not None:
+        return winograd_binding.input_transform(lib, 2, x, 2 * r0 - pt, -pl, n0, n1, r1 - r0, tw, V)
     nb, nr, C = n1 - n0, r1 - r0, x.shape[3]
     BT = WINOGRAD_BT
     # zero-padded input rows 2*r0 .. 2*r1+1 (tile row r reads rows 2r .. 2r+3)
@@ -328,8 +370,9 @@ def conv2d_winograd(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), blo
     The transforms of steps 2 and 4 are separable, so they are applied as a
     column pass and a row pass over all tiles at once (``d B`` then
     ``B^T (.)``), one array operation per non-zero of ``WINOGRAD_BT`` /
-    ``WINOGRAD_AT``. Odd output sizes are padded up to whole 2x2 tiles and
-    cropped. Work is done in blocks of images (or tile rows) so that V and M
+    ``WINOGRAD_AT``; float32 inputs use the C transforms where they build
+    (``native_winograd_transforms``: one pass each). Odd output sizes are
+    padded up to whole 2x2 tiles and cropped. Work is done in blocks of images (or tile rows) so that V and M
     stay in cache, and blocks run on ``NUM_THREADS`` threads; when there are
     too few tiles for several blocks (a deep layer on a small image) the
     threads split each phase instead (transforms by image, GEMMs by position).
@@ -337,69 +380,21 @@ def conv2d_winograd(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), blo
     of ``w`` (a fixed filter, or the transposed U of the backprop below).
     ``epilogue``: see :func:`conv2d`.
     """
-    x, w, g = _winograd_geometry("conv2d_winograd", x, w, filter_transform, strides, padding,
-                                 dilations)
-    N, C, K, Ho, Wo = g["N"], g["C"], g["K"], g["Ho"], g["Wo"]
-    th, tw = -(-Ho // 2), -(-Wo // 2)                 # tiles per column / row
-    U = winograd_filter_transform(w) if filter_transform is None else filter_transform
-    even = (Ho % 2 == 0) and (Wo % 2 == 0)
-    yfull = np.empty((N, 2 * th, 2 * tw, K), dtype=x.dtype)
+    x, w, g = _winograd_geometry("conv2d_winograd", x, w, filter_transform, strides, padding, dilations)
+    return _winograd_conv(2, x, w, g, filter_transform, block_bytes, epilogue)
+
+
+def _winograd2_output(M, y):
+    """NumPy's F(2x2) output transform: ``y`` (nb, 2*nr, 2*tw, K) from ``M`` (4, 4, nb, nr, tw, K),
+    ``Y = A^T M A`` as a row pass (all b at once) then a column pass written into the pixels."""
+    _, _, nb, nr, tw, K = M.shape
     AT = WINOGRAD_AT
-
-    def input_transform(n0, n1, r0, r1, V):
-        winograd_input_transform(x, g["pt"], g["pl"], n0, n1, r0, r1, tw, V)
-
-    def output_transform(n0, n1, r0, r1, M):
-        """Output pixels of those tiles from M[a, b] (4, 4, nb, nr, tw, K): Y = A^T M A."""
-        nb, nr = n1 - n0, r1 - r0
-        # rows: S[i] = sum_a AT[i, a] M[a]               (all b at once)
-        S = scratch("wino_S", (2, 4, nb, nr, tw, K), x.dtype)
-        for i in range(2):
-            _combine(AT[i], [M[a] for a in range(4)], out=S[i])
-        # columns: Y[i, j] = sum_b AT[j, b] S[i][b], written into output pixel (2r+i, 2q+j)
-        y6 = yfull[n0:n1, 2 * r0: 2 * r1].reshape(nb, nr, 2, tw, 2, K)
-        for j in range(2):
-            _combine(AT[j], [S[:, bb] for bb in range(4)], out=y6[:, :, :, :, j].transpose(2, 0, 1, 3, 4))
-        if epilogue is not None:
-            epilogue(yfull[n0:n1, 2 * r0: 2 * r1])
-
-    def block(b):
-        """One block of tiles, start to end: transforms and 16 GEMMs (one-thread BLAS)."""
-        n0, n1, r0, r1 = b
-        P = (n1 - n0) * (r1 - r0) * tw
-        V = scratch("wino_V", (4, 4, n1 - n0, r1 - r0, tw, C), x.dtype)
-        input_transform(n0, n1, r0, r1, V)
-        M = scratch("wino_M", (16, P, K), x.dtype)                          # M[a, b] = V[a, b] @ U[a, b]
-        batched_gemm(V.reshape(16, P, C), U, M)
-        output_transform(n0, n1, r0, r1, M.reshape(4, 4, n1 - n0, r1 - r0, tw, K))
-
-    blocks = split_blocks(N, th, tw * 16 * max(C, K) * 4, block_bytes, tw) if N * th * tw else []
-    if not (len(blocks) == 1 and work_sharder.NUM_THREADS > 1 and th * tw * N * C * K >= 1 << 20):
-        run_blocks(block, blocks)
-    else:
-        # Few tiles (a deep layer on a small image): the GEMMs need all the tiles
-        # together to be efficient, so the threads share the work phase by
-        # phase: input transforms by image (by tile row for fewer images than
-        # threads), the 16 GEMMs by position, output transforms likewise.
-        P = N * th * tw
-        V = scratch("wino_V_all", (4, 4, N, th, tw, C), x.dtype)
-        M = scratch("wino_M_all", (16, P, K), x.dtype)
-        threads = work_sharder.NUM_THREADS
-        if N >= threads:
-            halves = [(n, min(n + -(-N // threads), N), 0, th) for n in range(0, N, -(-N // threads))]
-        else:
-            rstep = -(-th // threads)
-            halves = [(n, n + 1, r, min(r + rstep, th)) for n in range(N) for r in range(0, th, rstep)]
-        run_blocks(lambda h: input_transform(*h, V[:, :, h[0]:h[1], h[2]:h[3]]), halves)
-        step = -(-16 // threads)
-        V16 = V.reshape(16, P, C)
-        run_blocks(lambda q: batched_gemm(V16[q[0]:q[1]], U[q[0]:q[1]], M[q[0]:q[1]]),
-                   [(q, min(q + step, 16), 0, 0) for q in range(0, 16, step)])
-        M6 = M.reshape(4, 4, N, th, tw, K)
-        run_blocks(lambda h: output_transform(*h, M6[:, :, h[0]:h[1], h[2]:h[3]]), halves)
-    if even:
-        return yfull
-    return np.ascontiguousarray(yfull[:, :Ho, :Wo])
+    S = scratch("wino_S", (2, 4, nb, nr, tw, K), M.dtype)       # S[i] = sum_a AT[i, a] M[a]
+    for i in range(2):
+        _combine(AT[i], [M[a] for a in range(4)], out=S[i])
+    y6 = y.reshape(nb, nr, 2, tw, 2, K)                          # Y[i, j] = sum_b AT[j, b] S[i][b]
+    for j in range(2):
+        _combine(AT[j], [S[:, bb] for bb in range(4)], out=y6[:, :, :, :, j].transpose(2, 0, 1, 3, 4))
 
 
 # ----------------------------------------------------------------------------
@@ -491,7 +486,7 @@ def winograd4_filter_transform(w, rotate180=False):
     As :func:`winograd_filter_transform`: one GEMM ``(G (x) G) (36, 9) @ w (9, C*K)``
     in column blocks; ``rotate180`` reverses the 9 columns instead of the filter.
     """
-    return _transform_filters(w, WINOGRAD4_G2, rotate180, 1 << 14)
+    return _transform_filters(w, WINOGRAD4_G2, rotate180, 1 << 14, 4)
 
 
 def winograd4_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
@@ -501,6 +496,9 @@ def winograd4_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
     ``4r - pt .. 4r + 5 - pt`` and columns ``4q - pl .. 4q + 5 - pl`` (zeros
     outside ``x``). ``V`` has shape ``(6, 6, n1-n0, r1-r0, tw, C)``.
     """
+    lib = native_winograd_transforms(x)
+    if lib is not None:
+        return winograd_binding.input_transform(lib, 4, x, 4 * r0 - pt, -pl, n0, n1, r1 - r0, tw, V)
     nb, nr, C = n1 - n0, r1 - r0, x.shape[3]
     BT = WINOGRAD4_BT
     xp = padded_slab(x, n0, n1, 4 * r0 - pt, 4 * nr + 2, -pl, 4 * tw + 2, "wino4_pad")
@@ -527,66 +525,103 @@ def conv2d_winograd_f4(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), 
     ``filter_transform`` may pass a precomputed U (36, C, K) instead of ``w``.
     ``epilogue``: see :func:`conv2d`.
     """
-    x, w, g = _winograd_geometry("conv2d_winograd_f4", x, w, filter_transform, strides, padding,
-                                 dilations)
+    x, w, g = _winograd_geometry("conv2d_winograd_f4", x, w, filter_transform, strides, padding, dilations)
+    return _winograd_conv(4, x, w, g, filter_transform, block_bytes, epilogue)
+
+
+#: A^T (x) A^T (16, 36): F(4x4)'s output transform of a flattened 6x6 tile.
+WINOGRAD4_AT2 = np.kron(WINOGRAD4_AT, WINOGRAD4_AT)
+
+
+def _winograd4_output(M, y):
+    """NumPy's F(4x4) output transform: ``y`` (nb, 4*nr, 4*tw, K) from ``M`` (6, 6, nb, nr, tw, K).
+
+    As one GEMM ``Y(16, tiles*K) = (A^T (x) A^T)(16, 36) @ M(36, tiles*K)``: M is contiguous
+    that way, and the 18 scaled additions per row of the separable form cost 3-4x more here
+    (passes over memory with non-unit coefficients).
+    """
+    _, _, nb, nr, tw, K = M.shape
+    Y = scratch("wino4_Y", (16, nb * nr * tw * K), M.dtype)
+    gemm(WINOGRAD4_AT2.astype(M.dtype), M.reshape(36, -1), Y)
+    np.copyto(y.reshape(nb, nr, 4, tw, 4, K), Y.reshape(4, 4, nb, nr, tw, K).transpose(2, 3, 0, 4, 1, 5))
+
+
+# ----------------------------------------------------------------------------
+# Winograd: the driver both tile sizes share
+# ----------------------------------------------------------------------------
+
+#: Per output tile size m: the filter and input transforms, NumPy's output transform, and the
+#: work (tiles x C x K) from which one block's phases are shared by the threads (see below).
+_WINOGRAD_FILTERS = {2: winograd_filter_transform, 4: winograd4_filter_transform}
+_WINOGRAD_INPUTS = {2: winograd_input_transform, 4: winograd4_input_transform}
+_WINOGRAD_NUMPY_OUTPUTS = {2: _winograd2_output, 4: _winograd4_output}
+_WINOGRAD_PHASED_WORK = {2: 1 << 20, 4: 1 << 18}
+
+
+def _winograd_conv(m, x, w, g, filter_transform, block_bytes, epilogue):
+    """F(m x m, 3x3) on checked operands (``_winograd_geometry``): ``U`` (T = (m+2)^2 filter
+    components), then per block of images or tile rows: ``V``, T GEMMs, the output pixels.
+
+    Blocks keep V and M in cache and run on the threads while the calling thread transforms
+    the filters (``run_blocks_overlapping``). When the tiles are too few for several blocks (a
+    deep layer on a small image), the threads share each phase instead: the transforms by
+    image (or tile row), the GEMMs by position.
+    """
     N, C, K, Ho, Wo = g["N"], g["C"], g["K"], g["Ho"], g["Wo"]
-    th, tw = -(-Ho // 4), -(-Wo // 4)
-    U = winograd4_filter_transform(w) if filter_transform is None else filter_transform
-    exact = (Ho % 4 == 0) and (Wo % 4 == 0)
-    yfull = np.empty((N, 4 * th, 4 * tw, K), dtype=x.dtype)
-    AT2 = np.kron(WINOGRAD4_AT, WINOGRAD4_AT).astype(x.dtype)          # (16, 36)
+    a, T = m + 2, (m + 2) ** 2
+    th, tw = -(-Ho // m), -(-Wo // m)                  # tiles per column / row
+    yfull = np.empty((N, m * th, m * tw, K), dtype=x.dtype)
+    lib = native_winograd_transforms(x)
+    input_transform = _WINOGRAD_INPUTS[m]
+    c_stage = getattr(epilogue, "c_output_stage", None) if lib is not None else None
+
+    def filters():
+        return _WINOGRAD_FILTERS[m](w) if filter_transform is None else filter_transform
 
     def output_transform(n0, n1, r0, r1, M):
-        """Output pixels of those tiles from M[a, b] (6, 6, nb, nr, tw, K): Y = A^T M A.
+        """Output pixels of those tiles from M (a, a, nb, nr, tw, K), then the epilogue."""
+        y = yfull[n0:n1, m * r0: m * r1]
+        if lib is not None:
+            winograd_binding.output_transform(lib, m, M, y, c_stage)
+        else:
+            _WINOGRAD_NUMPY_OUTPUTS[m](M, y)
+        if epilogue is not None and c_stage is None:
+            epilogue(y)
 
-        As one GEMM ``Y(16, tiles*K) = (A^T (x) A^T)(16, 36) @ M(36, tiles*K)``: M is
-        contiguous that way, and the 18 scaled additions per row of the separable
-        form cost 3-4x more here (passes over memory with non-unit coefficients).
-        """
-        nb, nr = n1 - n0, r1 - r0
-        Y = scratch("wino4_Y", (16, nb * nr * tw * K), x.dtype)
-        gemm(AT2, M.reshape(36, -1), Y)
-        y6 = yfull[n0:n1, 4 * r0: 4 * r1].reshape(nb, nr, 4, tw, 4, K)
-        np.copyto(y6, Y.reshape(4, 4, nb, nr, tw, K).transpose(2, 3, 0, 4, 1, 5))
-        if epilogue is not None:
-            epilogue(yfull[n0:n1, 4 * r0: 4 * r1])
-
-    def block(b):
+    def block(b, get_filters):
+        """One block of tiles, start to end: transforms and T GEMMs on this thread."""
         n0, n1, r0, r1 = b
         P = (n1 - n0) * (r1 - r0) * tw
-        V = scratch("wino4_V", (6, 6, n1 - n0, r1 - r0, tw, C), x.dtype)
-        winograd4_input_transform(x, g["pt"], g["pl"], n0, n1, r0, r1, tw, V)
-        M = scratch("wino4_M", (36, P, K), x.dtype)
-        batched_gemm(V.reshape(36, P, C), U, M)
-        output_transform(n0, n1, r0, r1, M.reshape(6, 6, n1 - n0, r1 - r0, tw, K))
+        V = scratch(f"wino{m}_V", (a, a, n1 - n0, r1 - r0, tw, C), x.dtype)
+        input_transform(x, g["pt"], g["pl"], n0, n1, r0, r1, tw, V)
+        M = scratch(f"wino{m}_M", (T, P, K), x.dtype)               # M[p] = V[p] @ U[p]
+        batched_gemm(V.reshape(T, P, C), get_filters(), M)
+        output_transform(n0, n1, r0, r1, M.reshape(a, a, n1 - n0, r1 - r0, tw, K))
 
-    blocks = split_blocks(N, th, tw * 36 * max(C, K) * 4, block_bytes, tw) if N * th * tw else []
-    if not (len(blocks) == 1 and work_sharder.NUM_THREADS > 1 and th * tw * N * C * K >= 1 << 18):
-        run_blocks(block, blocks)
+    blocks = split_blocks(N, th, tw * T * max(C, K) * 4, block_bytes, tw,
+                          winograd_min_gemm_rows(lib, T, C, K)) if N * th * tw else []
+    threads = work_sharder.NUM_THREADS
+    if not (len(blocks) == 1 and threads > 1 and th * tw * N * C * K >= _WINOGRAD_PHASED_WORK[m]):
+        run_blocks_overlapping(filters, block, blocks)
     else:
-        # Few tiles (a deep layer on a small image): the threads share each phase
-        # instead -- transforms by image (or by tile row for one image), GEMMs by position.
-        threads = work_sharder.NUM_THREADS
+        U = filters()
         P = N * th * tw
-        V = scratch("wino4_V_all", (6, 6, N, th, tw, C), x.dtype)
-        M = scratch("wino4_M_all", (36, P, K), x.dtype)
+        V = scratch(f"wino{m}_V_all", (a, a, N, th, tw, C), x.dtype)
+        M = scratch(f"wino{m}_M_all", (T, P, K), x.dtype)
         if N >= threads:
             step = -(-N // threads)
             parts = [(n, min(n + step, N), 0, th) for n in range(0, N, step)]
         else:
             step = -(-th // threads)
             parts = [(n, n + 1, r, min(r + step, th)) for n in range(N) for r in range(0, th, step)]
-
-        def part_view(a, p):
-            return a[:, :, p[0]:p[1], p[2]:p[3]]
-        run_blocks(lambda p: winograd4_input_transform(x, g["pt"], g["pl"], *p, tw, part_view(V, p)), parts)
-        step = -(-36 // threads)
-        V36 = V.reshape(36, P, C)
-        run_blocks(lambda q: batched_gemm(V36[q[0]:q[1]], U[q[0]:q[1]], M[q[0]:q[1]]),
-                   [(q, min(q + step, 36), 0, 0) for q in range(0, 36, step)])
-        M6 = M.reshape(6, 6, N, th, tw, K)
-        run_blocks(lambda p: output_transform(*p, part_view(M6, p)), parts)
-    if exact:
+        run_blocks(lambda p: input_transform(x, g["pt"], g["pl"], *p, tw, V[:, :, p[0]:p[1], p[2]:p[3]]), parts)
+        step = -(-T // threads)
+        VT = V.reshape(T, P, C)
+        run_blocks(lambda q: batched_gemm(VT[q[0]:q[1]], U[q[0]:q[1]], M[q[0]:q[1]]),
+                   [(q, min(q + step, T), 0, 0) for q in range(0, T, step)])
+        M6 = M.reshape(a, a, N, th, tw, K)
+        run_blocks(lambda p: output_transform(*p, M6[:, :, p[0]:p[1], p[2]:p[3]]), parts)
+    if Ho == m * th and Wo == m * tw:
         return yfull
     return np.ascontiguousarray(yfull[:, :Ho, :Wo])
 
@@ -612,8 +647,34 @@ def winograd_applicable(w_shape, strides=(1, 1), dilations=(1, 1)):
             and hw_pair(dilations, "dilations") == (1, 1))
 
 
+#: With the C transforms (``native_winograd_transforms``), Winograd is chosen from this many
+#: channels (C_in and C_out) ...
+NATIVE_WINOGRAD_MIN_CHANNELS = 16
+#: ... when the batch has at least this many F(2x2) tiles (the rows of its GEMMs: fewer make
+#: thin GEMMs, and the filter transform, paid once per call, outweighs what they save) ...
+NATIVE_WINOGRAD_MIN_TILES = 160
+#: ... and F(4x4, 3x3) when it has at least this many F(4x4) tiles.
+NATIVE_WINOGRAD4_MIN_TILES = 96
+
+
+def native_winograd_rule():
+    """Whether the auto rule is the one measured with the C transforms (they build here)."""
+    return winograd_binding.library() is not None
+
+
 def choose_conv2d_algorithm(w_shape, strides=(1, 1), dilations=(1, 1), x_shape=None):
-    """The documented rule used by ``conv2d(..., algorithm="auto")``:
+    """The documented rule used by ``conv2d(..., algorithm="auto")``.
+
+    Where the C Winograd transforms build (``native_winograd_rule()``; measured on 2 Zen5
+    cores with the C SGEMM, batch 1-8, 7x7 to 224x224 layers, 16 to 512 channels):
+
+    * 3x3 filter, stride 1, dilation 1, ``C_in`` and ``C_out`` at least
+      ``NATIVE_WINOGRAD_MIN_CHANNELS`` (16) and at least ``NATIVE_WINOGRAD_MIN_TILES`` (160)
+      2x2 output tiles in the batch -> ``"winograd"`` (4x28x28x64: 0.41 ms against im2col's
+      0.65; 1x224x224x64: 5.2 against 10.4; 1x14x14x256, 49 tiles: 1.2 against 0.87);
+    * everything else -> ``"im2col"``.
+
+    Otherwise (NumPy transforms, one pass over memory per term):
 
     * 3x3 filter, stride 1, dilation 1, ``C_in`` and ``C_out`` at least
       ``WINOGRAD_MIN_CHANNELS`` (64) and at least ``WINOGRAD_MIN_PIXELS`` (384)
@@ -626,6 +687,12 @@ def choose_conv2d_algorithm(w_shape, strides=(1, 1), dilations=(1, 1), x_shape=N
     ``"direct"`` is never chosen automatically: it is the teaching reference.
     The thresholds come from benchmarks/bench_conv.py on 2 Zen4 cores.
     """
+    if native_winograd_rule():
+        if not winograd_applicable(w_shape, strides, dilations) or min(w_shape[2:]) < NATIVE_WINOGRAD_MIN_CHANNELS:
+            return "im2col"
+        if x_shape is not None and x_shape[0] * -(-x_shape[1] // 2) * -(-x_shape[2] // 2) < NATIVE_WINOGRAD_MIN_TILES:
+            return "im2col"
+        return "winograd"
     scale = NATIVE_GEMM_WINOGRAD_SCALE if work_sharder.native_gemm_library() is not None else 1
     if (not winograd_applicable(w_shape, strides, dilations)
             or min(w_shape[2:]) < WINOGRAD_MIN_CHANNELS * scale):
@@ -652,10 +719,17 @@ def winograd_tile_size(w_shape, out_shape):
     on 14x14x512 at batch 1, where 16 tiles per image make thin GEMMs and the
     filter transform dominates. An output size that F(4x4) would pad by more
     than 10% over F(2x2) (14x14: 16x16) keeps 2.
+
+    With the C transforms (``native_winograd_rule()``), F(4x4) wins at any channel count
+    whenever its GEMMs have at least ``NATIVE_WINOGRAD4_MIN_TILES`` rows (4x28x28x16: 0.14 ms
+    against 0.16; 1x56x56x256: 4.3 against 5.7; 1x28x28x512, 49 tiles: 9.5 against 6.5).
     """
     C, K = int(w_shape[2]), int(w_shape[3])
     N, Ho, Wo = (int(v) for v in out_shape[:3])
-    if min(C, K) < WINOGRAD4_MIN_CHANNELS or N * Ho * Wo * WINOGRAD4_PIXELS_PER_WEIGHT < C * K:
+    if native_winograd_rule():
+        if N * -(-Ho // 4) * -(-Wo // 4) < NATIVE_WINOGRAD4_MIN_TILES:
+            return 2
+    elif min(C, K) < WINOGRAD4_MIN_CHANNELS or N * Ho * Wo * WINOGRAD4_PIXELS_PER_WEIGHT < C * K:
         return 2
     padded2 = (2 * -(-Ho // 2)) * (2 * -(-Wo // 2))
     padded4 = (4 * -(-Ho // 4)) * (4 * -(-Wo // 4))
@@ -690,6 +764,10 @@ def conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), algorithm="a
     (a fused bias and activation: TF's output kernel, run while the block is
     in cache and spread over the threads). A block may include the rows and
     columns of a Winograd tile that lie past the output; they are cropped.
+    An epilogue with a ``c_output_stage`` attribute (its stage as C code takes
+    it, ``OutputStage.c_arguments``; None: no C form) is applied by the C
+    Winograd output transform itself, to each tile's pixels as it writes them
+    (TF's oneDNN "post-ops"), instead of being called.
     """
     explicit = algorithm not in (None, "auto")
     algo = requested_algorithm(algorithm)

@@ -33,6 +33,9 @@ def _fused_conv(op_type, ctx, input, filter, args):  # noqa: A002
             out = stage(blk)
             if out is not blk:                  # it worked on a copy (a block that is not contiguous)
                 np.copyto(blk, out.reshape(blk.shape))
+        # the same stage for C code that writes the output (Winograd's output transform applies it
+        # to each tile's pixels as they are written): see conv_ops.conv2d
+        epilogue.c_output_stage = stage.c_arguments
         y = conv2d(input, filter, s, p, d, epilogue=epilogue)
         return y if y.dtype == input.dtype else y.astype(input.dtype)
     y = contraction(op_type, (input, filter), {k: a[k] for k in _CONV_ATTRS if k in a})

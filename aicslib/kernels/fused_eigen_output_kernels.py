@@ -124,6 +124,14 @@ class OutputStage:
             if self.lib is not None:
                 self.vectors = [np.ascontiguousarray(v) for v in self.vectors]
 
+    @property
+    def c_arguments(self):
+        """The stage as aicslib's C code takes it (``output_stage_binding.c_arguments``), or None
+        where this stage computes with NumPy (no C library, float64, Elu)."""
+        if self.lib is None:
+            return None
+        return output_stage_binding.c_arguments(self.kind, self.activation, *self.vectors)
+
     def __call__(self, y):
         """The stage on ``y`` (NHWC / [M, N]) in place when it can be; returns the result."""
         if not y.flags.writeable:

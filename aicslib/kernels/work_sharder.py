@@ -13,8 +13,9 @@ GEMM into row blocks does not change it: ``[A1; A2] @ B = [A1 @ B; A2 @ B]``.
 
 =========================  ============================================================
 ``run_blocks``             ``[fn(b) for b in blocks]`` on the pool, BLAS single-threaded
+``run_blocks_overlapping`` the same, with a value the blocks share computed meanwhile
 ``gemm``                   ``out[...] = a @ b`` on this thread: the C SGEMM (float32) or BLAS
-``batched_gemm``           ``out[i] = a[i] @ b[i]`` for 3-D stacks, one :func:`gemm` each
+``batched_gemm``           ``out[i] = a[i] @ b[i]`` for 3-D stacks: one C SGEMM call, or one :func:`gemm` each
 ``split_blocks``           cut ``n_images x n_rows`` work into cache-sized blocks
 ``sharded_matmul``         ``out[...] = a @ b``, split over the threads when big
 ``matmul``                 ``a @ b`` (new array): one BLAS thread when small, else sharded
@@ -35,7 +36,7 @@ from ..native import sgemm_binding
 __all__ = [
     "NUM_THREADS", "BLOCK_BYTES", "MIN_GEMM_ROWS", "SPLIT_GEMM_FLOPS", "INNER_SPLIT_RATIO",
     "SINGLE_THREAD_GEMM_FLOPS", "executor", "find_blas_thread_control", "SingleThreadedBlas", "in_worker",
-    "run_blocks", "split_blocks", "sharded_matmul", "matmul", "scratch", "gemm", "batched_gemm",
+    "run_blocks", "run_blocks_overlapping", "split_blocks", "sharded_matmul", "matmul", "scratch", "gemm", "batched_gemm",
     "GEMM_CHOICES", "native_gemm_library",
 ]
 
@@ -124,8 +125,9 @@ class SingleThreadedBlas:
 
 
 def in_worker():
-    """Whether the calling thread is one of the pool's (its work then runs inline)."""
-    return threading.current_thread().name.startswith("aics-conv")
+    """Whether the calling thread is one of the pool's, or the caller's thread running a block
+    of its own (``run_blocks_overlapping``): work it starts then runs inline."""
+    return threading.current_thread().name.startswith("aics-conv") or getattr(_tls, "in_block", False)
 
 
 def run_blocks(fn, blocks):
@@ -142,6 +144,49 @@ def run_blocks(fn, blocks):
             return [fn(b) for b in blocks]
     with SingleThreadedBlas():
         return list(executor().map(fn, blocks))
+
+
+def run_blocks_overlapping(prepare, fn, blocks):
+    """``[fn(b, get) for b in blocks]``, where ``get()`` returns ``prepare()``, computed once on
+    the calling thread while the pool's threads wake up and begin their blocks.
+
+    For work whose blocks need a shared value only part-way (a Winograd conv's blocks transform
+    their input tiles before they need the transformed filters): waking a pool thread takes
+    30-50 us on the course VMs, as long as a small block's input transform. With no more blocks
+    than threads, the calling thread then runs the first block itself instead of waiting.
+    """
+    if NUM_THREADS <= 1 or len(blocks) < 2 or in_worker():
+        value = prepare()
+        with SingleThreadedBlas():
+            return [fn(b, lambda: value) for b in blocks]
+    ready, box = threading.Event(), {}
+
+    def get():
+        ready.wait()
+        if "error" in box:
+            raise RuntimeError("the value these blocks share could not be computed") from box["error"]
+        return box["value"]
+
+    own = blocks[:1] if len(blocks) <= NUM_THREADS else []
+    with SingleThreadedBlas():
+        futures = [executor().submit(fn, b, get) for b in blocks[len(own):]]
+        try:
+            try:
+                box["value"] = prepare()
+            except BaseException as e:
+                box["error"] = e
+                raise
+            finally:
+                ready.set()
+            _tls.in_block = True
+            try:
+                results = [fn(b, get) for b in own]
+            finally:
+                _tls.in_block = False
+        finally:
+            for f in futures:
+                f.exception()           # every block has finished before this returns or raises
+        return results + [f.result() for f in futures]
 
 
 #: What AICS_GEMM may say: auto (the C SGEMM when it builds, else BLAS), native, blas.
@@ -183,7 +228,11 @@ def gemm(a, b, out, accumulate=False):
 
 
 def batched_gemm(a, b, out):
-    """``out[i] = a[i] @ b[i]`` for stacks of matrices (3-D), one :func:`gemm` per matrix."""
+    """``out[i] = a[i] @ b[i]`` for stacks of matrices (3-D): one C call for a float32 stack on
+    the C SGEMM, else one :func:`gemm` per matrix."""
+    lib = native_gemm_library() if a.dtype == np.float32 and a.shape[0] else None
+    if lib is not None and sgemm_binding.usable_batched(a, b, out):
+        return sgemm_binding.sgemm_batched(lib, a, b, out)
     for i in range(a.shape[0]):
         gemm(a[i], b[i], out[i])
     return out
@@ -284,22 +333,24 @@ def scratch(slot, shape, dtype=np.float32):
     return buf[:n].reshape(shape)
 
 
-def split_blocks(n_images, n_rows, bytes_per_row, block_bytes=None, gemm_rows_per_row=None):
+def split_blocks(n_images, n_rows, bytes_per_row, block_bytes=None, gemm_rows_per_row=None, min_gemm_rows=None):
     """Cut ``n_images x n_rows`` work into ``(n0, n1, r0, r1)`` blocks of about ``block_bytes``.
 
     Whole images are grouped while they fit; a large image is cut into row
     ranges. There are at least ``NUM_THREADS`` blocks when possible. When the
     caller says how many GEMM rows one row of work gives, a block keeps at
-    least ``MIN_GEMM_ROWS`` of them (a thin GEMM is an inefficient one), and
-    work too small to split stays one block (BLAS then uses all the threads).
+    least ``min_gemm_rows`` (default ``MIN_GEMM_ROWS``) of them (a thin GEMM is an
+    inefficient one), and work too small to split stays one block (BLAS then uses
+    all the threads).
     """
     budget = block_bytes or BLOCK_BYTES
+    min_rows = MIN_GEMM_ROWS if min_gemm_rows is None else min_gemm_rows
     if n_rows == 0 or n_images == 0:
         return [(0, n_images, 0, n_rows)]
     if gemm_rows_per_row:
-        if n_images * n_rows * gemm_rows_per_row < NUM_THREADS * MIN_GEMM_ROWS:
+        if n_images * n_rows * gemm_rows_per_row < NUM_THREADS * min_rows:
             return [(0, n_images, 0, n_rows)]
-        budget = max(budget, -(-MIN_GEMM_ROWS // gemm_rows_per_row) * bytes_per_row)
+        budget = max(budget, -(-min_rows // gemm_rows_per_row) * bytes_per_row)
     per_image = max(1, n_rows * bytes_per_row)
     if per_image <= budget:
         nb = max(1, min(budget // per_image, -(-n_images // NUM_THREADS)))

@@ -14,6 +14,7 @@ from .c_library import CLibrary
 
 LIBRARY_NAME = "aics_output_stage_ctypes"
 C_SOURCE = "aics_output_stage.c"
+C_HEADER = "aics_output_stage.h"
 LIBRARY_FILE = "libaics_output_stage.so"
 # -ffp-contract=off: (y - mean) * scale + offset rounds after each step, as NumPy's three calls do
 EXTRA_FLAGS = ("-std=c99", "-ffp-contract=off")
@@ -30,7 +31,7 @@ def _declare(lib):
     lib.aics_output_stage_f32.restype = ctypes.c_int
 
 
-_LIBRARY = CLibrary(LIBRARY_NAME, C_SOURCE, [], LIBRARY_FILE, EXTRA_FLAGS, _declare,
+_LIBRARY = CLibrary(LIBRARY_NAME, C_SOURCE, [C_HEADER], LIBRARY_FILE, EXTRA_FLAGS, _declare,
                     "fused output stages compute with NumPy instead")
 
 library = _LIBRARY.get
@@ -52,9 +53,14 @@ def apply(lib, rows, stage, activation, a, s=None, b=None):
     contiguous. The GIL is released during the call."""
     m, c = rows.shape
     status = lib.aics_output_stage_f32(rows.ctypes.data, m, c, rows.strides[0] >> 2 if m > 1 else c,
-                                       STAGES[stage], a.ctypes.data,
-                                       None if s is None else s.ctypes.data,
-                                       None if b is None else b.ctypes.data, ACTIVATIONS[activation])
+                                       *c_arguments(stage, activation, a, s, b))
     if status != 0:
         raise RuntimeError(f"aics_output_stage_f32 failed (status {status}) on a {m}x{c} block")
     return rows
+
+
+def c_arguments(stage, activation, a, s=None, b=None):
+    """``(stage code, a, s, b, activation code)`` as the C functions take them (``a`` ``s`` ``b``
+    as addresses: the caller keeps the float32 (C,) vectors alive, and contiguous)."""
+    return (STAGES[stage], a.ctypes.data, None if s is None else s.ctypes.data,
+            None if b is None else b.ctypes.data, ACTIVATIONS[activation])

@@ -30,6 +30,10 @@ def _declare(lib):
     # int aics_sgemm_packed(m, n, k, a, rsa, csa, b, rsb, csb, c, ldc, accumulate)
     lib.aics_sgemm_packed.argtypes = [i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, ctypes.c_int]
     lib.aics_sgemm_packed.restype = ctypes.c_int
+    # int aics_sgemm_packed_batched(count, m, n, k, a, bsa, rsa, csa, b, bsb, rsb, csb, c, bsc, ldc, accumulate)
+    lib.aics_sgemm_packed_batched.argtypes = [i64, i64, i64, i64, ptr, i64, i64, i64, ptr, i64, i64, i64,
+                                              ptr, i64, i64, ctypes.c_int]
+    lib.aics_sgemm_packed_batched.restype = ctypes.c_int
     lib.aics_sgemm_packed_tile.argtypes = [ctypes.POINTER(i64), ctypes.POINTER(i64)]
     lib.aics_sgemm_packed_tile.restype = ctypes.c_int
 
@@ -67,6 +71,30 @@ def sgemm(lib, a, b, out, accumulate=False):
     if status != 0:
         raise MemoryError(f"aics_sgemm_packed failed (status {status}) for a {m}x{k} @ {k}x{n} product")
     return out
+
+
+def sgemm_batched(lib, a, b, out, accumulate=False):
+    """``out[i] = a[i] @ b[i]`` for stacks of float32 matrices (3-D), in one C call.
+
+    Each product as :func:`sgemm` computes it; the stacks may have any strides, ``out`` unit
+    column stride (:func:`usable_batched`).
+    """
+    count, m, k = a.shape
+    n = b.shape[2]
+    sa, sb, so = (tuple(s >> 2 for s in x.strides) for x in (a, b, out))
+    status = lib.aics_sgemm_packed_batched(count, m, n, k, a.ctypes.data, *sa, b.ctypes.data, *sb,
+                                           out.ctypes.data, so[0], so[1], 1 if accumulate else 0)
+    if status != 0:
+        raise MemoryError(f"aics_sgemm_packed_batched failed (status {status}) for {count} "
+                          f"{m}x{k} @ {k}x{n} products")
+    return out
+
+
+def usable_batched(a, b, out):
+    """:func:`usable` for 3-D stacks of the same count."""
+    return (a.ndim == b.ndim == out.ndim == 3 and a.shape[0] == b.shape[0] == out.shape[0]
+            and usable(a[0], b[0], out[0]) and all(s % 4 == 0 for s in a.strides + b.strides + out.strides)
+            and not np.may_share_memory(out, a) and not np.may_share_memory(out, b))
 
 
 def usable(a, b, out):

@@ -231,6 +231,21 @@ int aics_sgemm_packed(int64_t m, int64_t n, int64_t k,
     return 0;
 }
 
+/* C[i] = A[i] @ B[i] for i < count, the i-th operands at a + i * bsa, b + i * bsb, c + i * bsc.
+ * Winograd's 16 or 36 products per block are small (a few hundred rows, K = C = 64 ..):
+ * one call for the stack saves a ctypes call per product, which costs as much as the product. */
+int aics_sgemm_packed_batched(int64_t count, int64_t m, int64_t n, int64_t k,
+                              const float *a, int64_t bsa, int64_t rsa, int64_t csa,
+                              const float *b, int64_t bsb, int64_t rsb, int64_t csb,
+                              float *c, int64_t bsc, int64_t ldc, int accumulate) {
+    for (int64_t i = 0; i < count; ++i) {
+        const int status = aics_sgemm_packed(m, n, k, a + i * bsa, rsa, csa, b + i * bsb, rsb, csb,
+                                             c + i * bsc, ldc, accumulate);
+        if (status != 0) return status;
+    }
+    return 0;
+}
+
 /* The micro-kernel's tile, for callers that want to choose their blocking around it. */
 int aics_sgemm_packed_tile(int64_t *mr, int64_t *nr) {
     *mr = MR;
