@@ -23,9 +23,11 @@ faults) and runs its cache-sized tiles on the work sharder's threads; the fused
 contractions save the BiasAdd / FusedBatchNorm / activation kernels' passes and
 allocations (their output stage runs in place on L2-sized blocks, with
 per-channel vectors tiled to the block, which NumPy's contiguous loops process
-2-3x faster than a broadcast (C,) vector). The contraction itself is the same
-kernel either way, so a compute-bound 3x3 convolution gains little (about 1.05x
-in CPU time) and a 1x1 one, where the output stage is a larger share, more.
+2-3x faster than a broadcast (C,) vector; a Winograd convolution applies it in
+its C output transform, as each tile's pixels are written). The contraction
+itself is the same kernel either way, so a 3x3 convolution gains only what its
+output stage costs unfused (about 0.1 ms of 0.4 on the 28x28x64 layer) and a
+1x1 one, where the output stage is a larger share, more.
 """
 import os
 import statistics

@@ -420,10 +420,12 @@ assert "FusedBatchNormV3" in _ops_none and "_FusedConv2D" not in _ops_none
 # 我们在 NumPy 上测得的加速比更小：NumPy 的每个算子本身已经是优化过的 C 循环。融合卷积的输出阶段（偏置或 BN，再加激活）
 # 在 aicslib 里是一个 C 循环（`aicslib/native/src/aics_sgemm_packed.c` 旁边的 `aics_output_stage.c`），趁每块输出还在缓存里
 # 一次读写完，与不融合的 NumPy 步骤逐位相同；逐元素链的融合内核仍以 Python 调度 NumPy 小块，省下的是内存带宽，而不是调度开销。
-# 3x3 卷积本身占了绝大部分时间：`benchmarks/bench_fusion.py` 里 28x28x64 的 Conv+Bias+ReLU，偏置与 ReLU 两个不融合的
-# 内核只占约 0.1 ms（卷积约 0.7 ms），即使输出阶段完全免费，融合也至多快约 1.14 倍；1x1 卷积的输出阶段占比大，加速比就高得多。
-# 作为对照，在同一台 2 核机器上用 TensorFlow 2.21（oneDNN）跑同一个图，remapper 开与关之比只有 1.03–1.05 倍
-# （`Session`，`RewriterConfig(remapping=OFF)`，中位数）：大卷积后面的融合，本来就省不了多少。
+# 3x3 卷积的融合收益取决于卷积本身有多快（阿姆达尔定律）：`benchmarks/bench_fusion.py` 里 28x28x64 的 Conv+Bias+ReLU，
+# 不融合的偏置与 ReLU 两个内核约 0.08–0.1 ms。卷积用 im2col 时约 0.7 ms，融合至多快约 1.14 倍；现在它走 Winograd F(4x4, 3x3)，
+# 三个变换都是 C 写的单遍循环（`aicslib/native/src/aics_winograd.c`），卷积约 0.3 ms，而融合的偏置 + ReLU 直接在 Winograd
+# 输出变换写出每个 tile 的像素时顺手完成（相当于 oneDNN 的 post-ops），于是测得融合快 1.15–1.26 倍。1x1 卷积的输出阶段占比大，
+# 加速比更高。作为对照，在同一台 2 核机器上用 TensorFlow 2.21（oneDNN）跑同一个图：它的卷积约 0.6 ms，remapper 开与关之比
+# 只有 1.03–1.05 倍（`Session`，`RewriterConfig(remapping=OFF)`，中位数）。主内核越快，融合掉的那几次访存占比越大。
 
 # %% [markdown]
 # ## 小结

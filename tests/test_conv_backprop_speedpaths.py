@@ -191,16 +191,20 @@ def test_depthwise_tape_gradients_match_numerical(strides, m):
 
 @SETTINGS
 @given(n=st.integers(1, 2), h=st.integers(1, 9), w_=st.integers(1, 9), c=st.integers(1, 4),
-       k=st.integers(1, 4), padding=paddings, small_blocks=st.booleans(), seed=st.integers(0, 2**16))
-def test_winograd_filter_grad_matches_loops(n, h, w_, c, k, padding, small_blocks, seed):
+       k=st.integers(1, 4), padding=paddings, small_blocks=st.booleans(), seed=st.integers(0, 2**16),
+       tile=st.sampled_from([2, 4]), f32=st.booleans())
+def test_winograd_filter_grad_matches_loops(n, h, w_, c, k, padding, small_blocks, seed, tile, f32):
+    """F(2x2) and F(4x4); float64 (NumPy transforms) and float32 (the C ones, where they build)."""
     Ho, Wo, *_ = geometry((n, h, w_, c), 3, 3, (1, 1), padding, (1, 1))
     assume(Ho >= 1 and Wo >= 1)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, h, w_, c))
     dy = rng.standard_normal((n, Ho, Wo, k))
-    got = cgf.conv2d_backprop_filter_winograd(x, dy, (3, 3, c, k), (1, 1), padding,
-                                              block_bytes=64 if small_blocks else None)
-    close(got, brute_conv_filter_grad(x, dy, 3, 3, padding))
+    dtype = np.float32 if f32 else np.float64
+    got = cgf.conv2d_backprop_filter_winograd(x.astype(dtype), dy.astype(dtype), (3, 3, c, k), (1, 1), padding,
+                                              block_bytes=64 if small_blocks else None, tile=tile)
+    assert got.dtype == dtype
+    close(got, brute_conv_filter_grad(x, dy, 3, 3, padding), 2e-5 if f32 else 1e-9)
 
 
 def test_winograd_filter_grad_rejects_what_it_cannot_do():
@@ -209,6 +213,8 @@ def test_winograd_filter_grad_rejects_what_it_cannot_do():
         cgf.conv2d_backprop_filter_winograd(x, np.ones((1, 3, 3, 2)), (3, 3, 2, 2), (2, 2), "SAME")
     with pytest.raises(ValueError, match="3x3 filters with stride 1"):
         cgf.conv2d_backprop_filter_winograd(x, np.ones((1, 6, 6, 2)), (5, 5, 2, 2), (1, 1), "SAME")
+    with pytest.raises(ValueError, match="tile must be 2 .* or 4 .*, got 3"):
+        cgf.conv2d_backprop_filter_winograd(x, np.ones((1, 6, 6, 2)), (3, 3, 2, 2), (1, 1), "SAME", tile=3)
 
 
 @pytest.mark.parametrize("wshape,strides,algorithm", [

@@ -235,3 +235,47 @@ def test_output_stage_in_the_output_transform_gives_the_unfused_bits(lib, monkey
     assert calls and all(calls) == (fused_ops[-1] != "Elu")      # the stage went to C, or not
     unfused = stage(conv(x, w, (1, 1), "SAME"))
     np.testing.assert_array_equal(fused.view(np.int32), unfused.view(np.int32))   # same bits, NaNs too
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.sampled_from([2, 4]), N=st.integers(1, 3), Ho=st.integers(1, 11), Wo=st.integers(1, 11),
+       K=st.integers(1, 70), seed=st.integers(0, 2 ** 16))
+def test_output_gradient_transform_is_a_dy_at_of_every_tile(lib, m, N, Ho, Wo, K, seed):
+    """The filter gradient's ``A dY A^T`` (A = (A^T)^T), zeros past the output's edges."""
+    rng = np.random.default_rng(seed)
+    dy = rng.standard_normal((N, Ho, Wo, K), dtype=np.float32)
+    th, tw = -(-Ho // m), -(-Wo // m)
+    n0, r0 = int(rng.integers(0, N)), int(rng.integers(0, th))
+    nr = th - r0
+    big = np.full((m + 2, m + 2, N - n0 + 1, nr + 1, tw, K), np.nan, np.float32)
+    D = big[:, :, 1:, 1:]
+    winograd_binding.grad_output_transform(lib, m, dy, m * r0, n0, N, nr, tw, D)
+    padded = np.zeros((N, m * th, m * tw, K))
+    padded[:, :Ho, :Wo] = dy
+    tiles = padded[n0:, m * r0:].reshape(N - n0, nr, m, tw, m, K)          # (n, r, i, q, j, k)
+    ref = np.einsum("ai,nriqjk,bj->abnrqk", AT[m].T, tiles, AT[m].T)
+    mag = np.einsum("ai,nriqjk,bj->abnrqk", abs(AT[m].T), abs(tiles), abs(AT[m].T))
+    assert np.all(np.abs(D - ref) <= 4 * EPS * mag + 1e-30)
+    assert np.isnan(big[:, :, 0]).all() and np.isnan(big[:, :, 1:, 0]).all()
+
+
+@pytest.mark.parametrize("shape,expected", [((1, 40, 40, 16), ("winograd", 4)), ((1, 16, 40, 16), ("winograd", 2)),
+                                            ((1, 14, 14, 16), ("gemm", None)), ((1, 40, 40, 8), ("gemm", None))])
+def test_the_filter_gradient_follows_the_forward_rule_and_tile(monkeypatch, shape, expected):
+    from aicslib.kernels import conv_grad_filter_ops as cgf
+    monkeypatch.setattr(co, "native_winograd_rule", lambda: True)
+    monkeypatch.setattr(cgf, "native_winograd_rule", lambda: True)
+    calls = []
+    real_w, real_g = cgf.conv2d_backprop_filter_winograd, cgf.conv2d_backprop_filter_gemm
+    monkeypatch.setattr(cgf, "conv2d_backprop_filter_winograd",
+                        lambda *a, tile=2, **k: calls.append(("winograd", tile)) or real_w(*a, tile=tile, **k))
+    monkeypatch.setattr(cgf, "conv2d_backprop_filter_gemm",
+                        lambda *a, **k: calls.append(("gemm", None)) or real_g(*a, **k))
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    dy = rng.standard_normal(shape[:3] + (16,), dtype=np.float32)
+    got = cgf.conv2d_backprop_filter(x, dy, (3, 3, shape[3], 16), (1, 1), "SAME")
+    assert calls == [expected]
+    ref = cgf.conv2d_backprop_filter_direct(x.astype(np.float64), dy.astype(np.float64), (3, 3, shape[3], 16),
+                                            (1, 1), "SAME")
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-5 * np.abs(ref).max())

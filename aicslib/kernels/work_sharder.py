@@ -227,14 +227,14 @@ def gemm(a, b, out, accumulate=False):
         return np.matmul(a, b, out=out)
 
 
-def batched_gemm(a, b, out):
-    """``out[i] = a[i] @ b[i]`` for stacks of matrices (3-D): one C call for a float32 stack on
-    the C SGEMM, else one :func:`gemm` per matrix."""
+def batched_gemm(a, b, out, accumulate=False):
+    """``out[i] = a[i] @ b[i]`` (``+=`` when ``accumulate``) for stacks of matrices (3-D): one C
+    call for a float32 stack on the C SGEMM, else one :func:`gemm` per matrix."""
     lib = native_gemm_library() if a.dtype == np.float32 and a.shape[0] else None
     if lib is not None and sgemm_binding.usable_batched(a, b, out):
-        return sgemm_binding.sgemm_batched(lib, a, b, out)
+        return sgemm_binding.sgemm_batched(lib, a, b, out, accumulate)
     for i in range(a.shape[0]):
-        gemm(a[i], b[i], out[i])
+        gemm(a[i], b[i], out[i], accumulate)
     return out
 
 

@@ -33,6 +33,9 @@ def _declare(lib):
     lib.aics_winograd_output_f32.argtypes = ([ctypes.c_int, ptr] + [i64] * 7 + [ptr, i64, i64, i64]
                                              + [ctypes.c_int, ptr, ptr, ptr, ctypes.c_int])
     lib.aics_winograd_output_f32.restype = ctypes.c_int
+    # int aics_winograd_grad_output_f32(m, dy, dys_n, dys_h, dys_w, Ho, Wo, K, nb, row0, nr, tw, D, ds_t, ds_n, ds_r)
+    lib.aics_winograd_grad_output_f32.argtypes = [ctypes.c_int, ptr] + [i64] * 10 + [ptr, i64, i64, i64]
+    lib.aics_winograd_grad_output_f32.restype = ctypes.c_int
     # int aics_winograd_filter_f32(m, w, C, K, c0, c1, rotate180, U)
     lib.aics_winograd_filter_f32.argtypes = [ctypes.c_int, ptr, i64, i64, i64, i64, ctypes.c_int, ptr]
     lib.aics_winograd_filter_f32.restype = ctypes.c_int
@@ -115,3 +118,18 @@ def filter_transform(lib, m, w, U, c0=0, c1=None, rotate180=False):
     if status != 0:
         raise RuntimeError(f"aics_winograd_filter_f32 failed (status {status}) for F({m}x{m}, 3x3)")
     return U
+
+
+def grad_output_transform(lib, m, dy, row0, n0, n1, nr, tw, D):
+    """The filter gradient's ``D[a, b, n, r, q] = (A dY A^T)[a, b]`` for the ``m x m`` tile of ``dy``
+    (NHWC, contiguous channels) of image ``n0 + n`` whose top-left pixel is ``(row0 + m*r, m*q)``
+    (zeros past its edges). ``D``: float32 ``(m+2, m+2, n1-n0, nr, tw, K)``, written in place."""
+    dt, dn, dr = _tile_strides(D, m, "output-gradient tiles D")
+    N, Ho, Wo, K = dy.shape
+    ds = [v // 4 for v in dy.strides]
+    status = lib.aics_winograd_grad_output_f32(m, dy[n0:n1].ctypes.data, ds[0], ds[1], ds[2], Ho, Wo, K,
+                                               n1 - n0, row0, nr, tw, D.ctypes.data, dt, dn, dr)
+    if status != 0:
+        raise RuntimeError(f"aics_winograd_grad_output_f32 failed (status {status}) for F({m}x{m}, 3x3) "
+                           f"on a {dy.shape} output gradient")
+    return D

@@ -264,3 +264,100 @@ int aics_winograd_filter_f32(int m, const float *w, int64_t C, int64_t K, int64_
         }
     return 0;
 }
+
+/* The filter gradient's transform of the output gradient: D = A dY A^T for each m x m tile of dY
+ * (the transpose of the output transform), zeros past Ho x Wo. A = (A^T)^T has the rows below. */
+#define GA4_0(y0, y1, y2, y3) (y0)
+#define GA4_1(y0, y1, y2, y3) (((y0) + (y2)) + ((y1) + (y3)))
+#define GA4_2(y0, y1, y2, y3) (((y0) + (y2)) - ((y1) + (y3)))
+#define GA4_3(y0, y1, y2, y3) (((y0) + 4.0f * (y2)) + 2.0f * ((y1) + 4.0f * (y3)))
+#define GA4_4(y0, y1, y2, y3) (((y0) + 4.0f * (y2)) - 2.0f * ((y1) + 4.0f * (y3)))
+#define GA4_5(y0, y1, y2, y3) (y3)
+
+static void grad_output_tile_f4(const float *const e[16], int64_t K, float *D, int64_t ds_t) {
+    float t[4][6][CB];                      /* t[i][b] = (dY A^T)[i][b]: columns first */
+    for (int64_t k0 = 0; k0 < K; k0 += CB) {
+        const int64_t kb = K - k0 < CB ? K - k0 : CB;
+        for (int i = 0; i < 4; ++i) {
+            const float *p0 = e[i * 4] + k0, *p1 = e[i * 4 + 1] + k0, *p2 = e[i * 4 + 2] + k0, *p3 = e[i * 4 + 3] + k0;
+            IVDEP for (int64_t k = 0; k < kb; ++k) {
+                const float y0 = p0[k], y1 = p1[k], y2 = p2[k], y3 = p3[k];
+                t[i][0][k] = GA4_0(y0, y1, y2, y3);
+                t[i][1][k] = GA4_1(y0, y1, y2, y3);
+                t[i][2][k] = GA4_2(y0, y1, y2, y3);
+                t[i][3][k] = GA4_3(y0, y1, y2, y3);
+                t[i][4][k] = GA4_4(y0, y1, y2, y3);
+                t[i][5][k] = GA4_5(y0, y1, y2, y3);
+            }
+        }
+        for (int b = 0; b < 6; ++b) {        /* then rows: D[a][b] = (A t)[a][b] */
+            float *o0 = D + (0 * 6 + b) * ds_t + k0, *o1 = D + (1 * 6 + b) * ds_t + k0;
+            float *o2 = D + (2 * 6 + b) * ds_t + k0, *o3 = D + (3 * 6 + b) * ds_t + k0;
+            float *o4 = D + (4 * 6 + b) * ds_t + k0, *o5 = D + (5 * 6 + b) * ds_t + k0;
+            IVDEP for (int64_t k = 0; k < kb; ++k) {
+                const float y0 = t[0][b][k], y1 = t[1][b][k], y2 = t[2][b][k], y3 = t[3][b][k];
+                o0[k] = GA4_0(y0, y1, y2, y3);
+                o1[k] = GA4_1(y0, y1, y2, y3);
+                o2[k] = GA4_2(y0, y1, y2, y3);
+                o3[k] = GA4_3(y0, y1, y2, y3);
+                o4[k] = GA4_4(y0, y1, y2, y3);
+                o5[k] = GA4_5(y0, y1, y2, y3);
+            }
+        }
+    }
+}
+
+static void grad_output_tile_f2(const float *const e[4], int64_t K, float *D, int64_t ds_t) {
+    float t[2][4][CB];
+    for (int64_t k0 = 0; k0 < K; k0 += CB) {
+        const int64_t kb = K - k0 < CB ? K - k0 : CB;
+        for (int i = 0; i < 2; ++i) {
+            const float *p0 = e[i * 2] + k0, *p1 = e[i * 2 + 1] + k0;
+            IVDEP for (int64_t k = 0; k < kb; ++k) {
+                t[i][0][k] = p0[k];
+                t[i][1][k] = p0[k] + p1[k];
+                t[i][2][k] = p0[k] - p1[k];
+                t[i][3][k] = -p1[k];
+            }
+        }
+        for (int b = 0; b < 4; ++b) {
+            float *o0 = D + (0 * 4 + b) * ds_t + k0, *o1 = D + (1 * 4 + b) * ds_t + k0;
+            float *o2 = D + (2 * 4 + b) * ds_t + k0, *o3 = D + (3 * 4 + b) * ds_t + k0;
+            IVDEP for (int64_t k = 0; k < kb; ++k) {
+                o0[k] = t[0][b][k];
+                o1[k] = t[0][b][k] + t[1][b][k];
+                o2[k] = t[0][b][k] - t[1][b][k];
+                o3[k] = -t[1][b][k];
+            }
+        }
+    }
+}
+
+/* D for the nb x nr x tw tiles of a block: tile (n, r, q) reads dY pixels (row0 + m*r + i,
+ * m*q + j), i, j < m, of image n (dy points at the block's first image), zeros past Ho x Wo.
+ * D has the layout of V (component t of tile (n, r, q) at D + t*ds_t + n*ds_n + r*ds_r + q*K). */
+int aics_winograd_grad_output_f32(int m, const float *dy, int64_t dys_n, int64_t dys_h, int64_t dys_w,
+                                  int64_t Ho, int64_t Wo, int64_t K,
+                                  int64_t nb, int64_t row0, int64_t nr, int64_t tw,
+                                  float *D, int64_t ds_t, int64_t ds_n, int64_t ds_r) {
+    if (m != 2 && m != 4) return -1;
+    float *zeros = calloc((size_t)(K > 0 ? K : 1), sizeof(float));
+    if (zeros == NULL) return -2;
+    const float *e[16];
+    for (int64_t n = 0; n < nb; ++n)
+        for (int64_t r = 0; r < nr; ++r)
+            for (int64_t q = 0; q < tw; ++q) {
+                for (int i = 0; i < m; ++i) {
+                    const int64_t h = row0 + m * r + i;
+                    for (int j = 0; j < m; ++j) {
+                        const int64_t w = m * q + j;
+                        e[i * m + j] = (h >= Ho || w >= Wo) ? zeros : dy + n * dys_n + h * dys_h + w * dys_w;
+                    }
+                }
+                float *d = D + n * ds_n + r * ds_r + q * K;
+                if (m == 4) grad_output_tile_f4(e, K, d, ds_t);
+                else grad_output_tile_f2(e, K, d, ds_t);
+            }
+    free(zeros);
+    return 0;
+}
