@@ -196,7 +196,9 @@ assert rel < 1e-4
 #
 # 这正是 TensorFlow CPU 路径的做法：`conv_grad_input_ops.cc` 调 `Eigen::SpatialConvolutionBackwardInput`，
 # `conv_grad_filter_ops.cc` 调 `SpatialConvolutionBackwardKernel`，两者都归结为张量缩并 (tensor contraction)，最后是 GEMM。
-# 步长为 1 时，输入梯度本身又是一次卷积（卷积核旋转 180° 并交换输入、输出通道），所以也能用 Winograd。
+# 步长为 1 时，输入梯度本身又是一次卷积（卷积核旋转 180° 并交换输入、输出通道），所以也能用 Winograd；
+# 卷积核梯度也能：前向的每一步对 $W$ 都是线性的，把 Winograd 反过来走，$\partial L/\partial U[p]=V[p]^T\,(A\,\partial Y A^T)[p]$，
+# 再乘 $G^T$ 变回 3x3（`conv2d_backprop_filter_winograd`，F(2x2) 或 F(4x4)）。
 
 # %%
 print(inspect.getsource(cgi.conv2d_backprop_input_gemm).split(chr(34) * 3)[-1][:1400])
