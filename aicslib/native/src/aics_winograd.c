@@ -109,6 +109,16 @@ static void input_tile_f2(const float *const d[16], int64_t C, float *v, int64_t
     }
 }
 
+/* Pointers to the side x side pixels from (h0, w0) of one image; those outside H x W read zeros. */
+static inline void tile_pixels(const float **p, int side, const float *img, int64_t s_h, int64_t s_w,
+                               int64_t h0, int64_t w0, int64_t H, int64_t W, const float *zeros) {
+    for (int i = 0; i < side; ++i)
+        for (int j = 0; j < side; ++j) {
+            const int64_t h = h0 + i, w = w0 + j;
+            p[i * side + j] = (h < 0 || h >= H || w < 0 || w >= W) ? zeros : img + h * s_h + w * s_w;
+        }
+}
+
 /* V for the nb x nr x tw tiles of a block; tile (n, r, q) reads the (m+2) x (m+2) pixels from
  * (row0 + m*r, col0 + m*q). Returns 0, -1 for a tile size other than 2 or 4, -2 without memory. */
 int aics_winograd_input_f32(int m, const float *x, int64_t xs_n, int64_t xs_h, int64_t xs_w,
@@ -123,14 +133,7 @@ int aics_winograd_input_f32(int m, const float *x, int64_t xs_n, int64_t xs_h, i
     for (int64_t n = 0; n < nb; ++n)
         for (int64_t r = 0; r < nr; ++r)
             for (int64_t q = 0; q < tw; ++q) {
-                for (int i = 0; i < a; ++i) {
-                    const int64_t h = row0 + m * r + i;
-                    for (int j = 0; j < a; ++j) {
-                        const int64_t w = col0 + m * q + j;
-                        d[i * a + j] = (h < 0 || h >= H || w < 0 || w >= W)
-                                       ? zeros : x + n * xs_n + h * xs_h + w * xs_w;
-                    }
-                }
+                tile_pixels(d, a, x + n * xs_n, xs_h, xs_w, row0 + m * r, col0 + m * q, H, W, zeros);
                 float *v = V + n * vs_n + r * vs_r + q * C;
                 if (m == 4) input_tile_f4(d, C, v, vs_t);
                 else input_tile_f2(d, C, v, vs_t);
@@ -347,13 +350,7 @@ int aics_winograd_grad_output_f32(int m, const float *dy, int64_t dys_n, int64_t
     for (int64_t n = 0; n < nb; ++n)
         for (int64_t r = 0; r < nr; ++r)
             for (int64_t q = 0; q < tw; ++q) {
-                for (int i = 0; i < m; ++i) {
-                    const int64_t h = row0 + m * r + i;
-                    for (int j = 0; j < m; ++j) {
-                        const int64_t w = m * q + j;
-                        e[i * m + j] = (h >= Ho || w >= Wo) ? zeros : dy + n * dys_n + h * dys_h + w * dys_w;
-                    }
-                }
+                tile_pixels(e, m, dy + n * dys_n, dys_h, dys_w, row0 + m * r, m * q, Ho, Wo, zeros);
                 float *d = D + n * ds_n + r * ds_r + q * K;
                 if (m == 4) grad_output_tile_f4(e, K, d, ds_t);
                 else grad_output_tile_f2(e, K, d, ds_t);
