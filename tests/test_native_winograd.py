@@ -125,7 +125,7 @@ def test_convolutions_agree_with_loops_with_and_without_the_c_transforms(lib, mo
     scale = np.abs(ref).max()
     np.testing.assert_allclose(with_c, ref, rtol=0, atol=2e-5 * scale)
     np.testing.assert_allclose(with_numpy, ref, rtol=0, atol=2e-5 * scale)
-    # NCHW data seen through a transposed view: channels not contiguous -> the NumPy transforms
+    # NCHW data seen through a transposed view: the C code refuses it, the conv copies it first
     monkeypatch.undo()
     xt = np.ascontiguousarray(x.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
     assert not winograd_binding.handles(xt)
