@@ -27,7 +27,8 @@ switched by AICS_GEMM; NumPy's BLAS where it does not build), and
 ``src/aics_output_stage.c``, the fused contractions' bias / batch norm and
 activation in one pass (``output_stage_binding``), and ``src/aics_winograd.c``,
 Winograd's filter, input and output transforms in one pass each
-(``winograd_binding``).
+(``winograd_binding``), and ``src/aics_pooling.c``, MaxPoolGrad in one pass
+(``pooling_binding``).
 
 Environment: AICS_NATIVE_CC / AICS_NATIVE_CXX choose the compilers,
 AICS_NATIVE_CACHE the cache folder (call ``reset()`` after changing them).
@@ -37,7 +38,8 @@ import ctypes
 from .build import (BindingUnavailable, BuildError, CompilerNotFoundError, cache_dir,  # noqa: F401
                     find_compiler, source_path)
 from .ctypes_binding import compile_library
-from . import depthwise_binding, output_stage_binding, sgemm_binding, swig_binding, winograd_binding  # noqa: F401
+from . import (depthwise_binding, output_stage_binding, pooling_binding, sgemm_binding, swig_binding,  # noqa: F401
+               winograd_binding)
 from .boundary import C_KERNEL, c_function_location, native_call_path  # noqa: F401
 from .gemm import (BINDINGS, available, fallback_reason, load, numpy_sgemm, reset,  # noqa: F401
                    sgemm)
