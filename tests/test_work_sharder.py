@@ -39,8 +39,10 @@ def test_blocks_get_the_value_computed_once_and_results_keep_their_order(two_thr
 
 def test_with_no_more_blocks_than_threads_the_caller_runs_the_first(two_threads):
     names = {}
-    work_sharder.run_blocks_overlapping(lambda: None, lambda b, get: names.setdefault(b, threading.current_thread().name),
-                                        [0, 1])
+    def fn(b, get):
+        names[b] = threading.current_thread().name
+
+    work_sharder.run_blocks_overlapping(lambda: None, fn, [0, 1])
     assert names[0] == threading.current_thread().name and names[1].startswith("aics-conv")
 
 

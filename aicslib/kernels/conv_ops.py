@@ -58,7 +58,8 @@ __all__ = [
     "conv2d", "conv2d_direct", "conv2d_im2col", "conv2d_winograd",
     "conv2d_nchw", "conv2d_im2col_nchw", "choose_conv2d_algorithm", "requested_algorithm",
     "conv2d_flops", "ALGORITHMS", "native_winograd_transforms", "native_winograd_rule",
-    "NATIVE_WINOGRAD_MIN_CHANNELS", "NATIVE_WINOGRAD_MIN_TILES", "NATIVE_WINOGRAD4_MIN_TILES", "winograd_applicable", "winograd_filter_transform",
+    "NATIVE_WINOGRAD_MIN_CHANNELS", "NATIVE_WINOGRAD_MIN_TILES", "NATIVE_WINOGRAD4_MIN_TILES",
+    "winograd_applicable", "winograd_filter_transform",
     "winograd_input_transform", "winograd_combine",
     "WINOGRAD_BT", "WINOGRAD_G", "WINOGRAD_AT", "WINOGRAD_G2",
     "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_PIXELS",
@@ -372,8 +373,8 @@ def conv2d_winograd(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), blo
     ``B^T (.)``), one array operation per non-zero of ``WINOGRAD_BT`` /
     ``WINOGRAD_AT``; float32 inputs use the C transforms where they build
     (``native_winograd_transforms``: one pass each). Odd output sizes are
-    padded up to whole 2x2 tiles and cropped. Work is done in blocks of images (or tile rows) so that V and M
-    stay in cache, and blocks run on ``NUM_THREADS`` threads; when there are
+    padded up to whole 2x2 tiles and cropped. Work is done in blocks of
+    images (or tile rows) so that V and M stay in cache, and blocks run on ``NUM_THREADS`` threads; when there are
     too few tiles for several blocks (a deep layer on a small image) the
     threads split each phase instead (transforms by image, GEMMs by position).
     ``filter_transform`` may pass a precomputed U of shape (16, C, K) instead

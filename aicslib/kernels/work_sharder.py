@@ -36,7 +36,8 @@ from ..native import sgemm_binding
 __all__ = [
     "NUM_THREADS", "BLOCK_BYTES", "MIN_GEMM_ROWS", "SPLIT_GEMM_FLOPS", "INNER_SPLIT_RATIO",
     "SINGLE_THREAD_GEMM_FLOPS", "executor", "find_blas_thread_control", "SingleThreadedBlas", "in_worker",
-    "run_blocks", "run_blocks_overlapping", "split_blocks", "sharded_matmul", "matmul", "scratch", "gemm", "batched_gemm",
+    "run_blocks", "run_blocks_overlapping", "split_blocks", "sharded_matmul", "matmul", "scratch", "gemm",
+    "batched_gemm",
     "GEMM_CHOICES", "native_gemm_library",
 ]
 
