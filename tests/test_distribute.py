@@ -350,10 +350,12 @@ def test_a_killed_rank_fails_the_job_within_seconds(tmp_path):
 
 
 @needs_mpi
-def test_a_rank_that_leaves_makes_the_collective_time_out(tmp_path):
-    script = tmp_path / "leave.py"
-    script.write_text("import sys\nimport numpy as np\nfrom aicslib.distribute import init, allreduce\n"
-                      "c = init()\nif c.Get_rank() == 1:\n    sys.exit(0)\nallreduce(np.ones(3))\n")
+def test_a_rank_that_never_arrives_makes_the_collective_time_out(tmp_path):
+    # Rank 1 stays alive but never calls allreduce (a rank that exits instead races MPI's own
+    # teardown: the launcher may kill rank 0 before its deadline, and then nothing is printed).
+    script = tmp_path / "stray.py"
+    script.write_text("import time\nimport numpy as np\nfrom aicslib.distribute import init, allreduce\n"
+                      "c = init()\nif c.Get_rank() == 1:\n    time.sleep(50)\nallreduce(np.ones(3))\n")
     env = dict(os.environ, AICS_MPI_TIMEOUT="1")
     r = launch.run(str(script), 2, capture=True, timeout=60, env=env)
     assert r.returncode != 0
