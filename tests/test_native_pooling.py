@@ -100,3 +100,12 @@ def test_float64_and_strided_inputs(lib):
     np.testing.assert_allclose(po.max_pool_grad(x, y, g, k, s, "VALID"), ref)          # NumPy, float64
     x32, y32, g32 = (np.asfortranarray(a.astype(np.float32)) for a in (x, y, g))   # not C-contiguous
     np.testing.assert_allclose(po.max_pool_grad(x32, y32, g32, k, s, "VALID"), ref, rtol=1e-6)
+
+
+def test_the_binding_refuses_arrays_the_c_code_cannot_read(lib):
+    x = np.zeros((1, 4, 4, 2), np.float32)
+    y = np.zeros((1, 2, 2, 2), np.float32)
+    with pytest.raises(ValueError, match="the gradient must be a C-contiguous float32 NHWC array, got float64"):
+        pooling_binding.max_pool_grad(lib, x, y, y.astype(np.float64), np.zeros_like(x), (2, 2, 2, 2, 0, 0), 0, 1)
+    with pytest.raises(ValueError, match="the input must be"):
+        pooling_binding.max_pool_grad(lib, np.asfortranarray(x), y, y, np.zeros_like(x), (2, 2, 2, 2, 0, 0), 0, 1)

@@ -32,15 +32,15 @@ fallback_reason = _LIBRARY.fallback_reason
 reset = _LIBRARY.reset
 
 
-def handles(*arrays):
-    """Whether :func:`max_pool_grad` takes these: float32, C-contiguous, 4-D."""
-    return all(a.dtype == np.float32 and a.ndim == 4 and a.flags.c_contiguous for a in arrays)
-
-
 def max_pool_grad(lib, x, y, g, dx, geometry, n0, n1):
-    """Adds images ``n0:n1`` of the max-pool gradient into ``dx`` (zeros on entry, NHWC like ``x``):
+    """Adds images ``n0:n1`` of the max-pool gradient into ``dx`` (zeros on entry, NHWC like ``x``;
+    all four C-contiguous float32, as ``pooling_ops.max_pool_grad`` makes them, else ValueError):
     ``g[n, oh, ow, c]`` goes to the first maximum of its window. ``geometry``:
     ``(kh, kw, sh, sw, pt, pl)``; ``y`` and ``g`` are the pooled output's shape."""
+    for name, a in (("input", x), ("output", y), ("gradient", g), ("input gradient", dx)):
+        if a.dtype != np.float32 or a.ndim != 4 or not a.flags.c_contiguous:
+            raise ValueError(f"MaxPoolGrad in C: the {name} must be a C-contiguous float32 NHWC array, "
+                             f"got {a.dtype} of shape {a.shape}")
     N, H, W, C = x.shape
     Ho, Wo = y.shape[1:3]
     kh, kw, sh, sw, pt, pl = geometry
