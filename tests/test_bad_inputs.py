@@ -84,6 +84,43 @@ def test_matmul_of_vectors_is_refused():
         aics.matmul(np.float32(1.0), np.ones((3, 3), np.float32))
 
 
+@pytest.mark.parametrize("a_shape,b_shape,which,op", [
+    ([], [3, 3], 0, "MatMul"), ([3, 3], [], 1, "MatMul"), ([3], [3, 3], 0, "MatMul"),
+    ([2, 3, 3], [], 1, "BatchMatMulV2"), ([], [2, 3, 3], 0, "BatchMatMulV2")])
+def test_matmul_of_a_scalar_is_refused_eagerly(a_shape, b_shape, which, op):
+    # NumPy scalars (np.float32(1), not only arrays) reach the op: TF's kernel refuses them
+    a = np.ones(a_shape, np.float32) if a_shape else np.float32(1.0)
+    b = np.ones(b_shape, np.float32) if b_shape else np.float32(1.0)
+    rank = len(a_shape if which == 0 else b_shape)
+    with pytest.raises(Invalid, match=rf"In\[{which}\] ndims must be >= 2: {rank} \[Op:{op}\]"):
+        aics.matmul(a, b)
+
+
+@pytest.mark.parametrize("a_shape,b_shape,want", [
+    ([], [3, 3], "Shape must be rank 2 but is rank 0"),
+    ([3, 3], [], "Shape must be rank 2 but is rank 0"),
+    ([2, 3, 3], [], "Shape must be at least rank 2 but is rank 0")])
+def test_matmul_of_a_scalar_is_refused_when_the_graph_is_built(a_shape, b_shape, want):
+    # TF (tf.compat.v1 graph mode): the shape function refuses, raised as ValueError; here it
+    # is also the InvalidArgumentError aicslib raised before, naming the node
+    with aics.Graph().as_default() as g:
+        a, b = aics.ones(a_shape, name="a"), aics.ones(b_shape, name="b")
+        with pytest.raises(ValueError, match=want + r" for '\{\{node mm\}\}") as info:
+            aics.matmul(a, b, name="mm")
+        assert isinstance(info.value, Invalid)
+        assert "mm" not in [op.name for op in g.get_operations()]
+
+
+def test_matmul_of_a_fed_scalar_is_refused_by_the_session():
+    with aics.Graph().as_default():
+        x = aics.placeholder(aics.float32, None)     # rank unknown: only the kernel can tell
+        mm = aics.matmul(x, aics.ones([3, 3]), name="mm")
+        with aics.Session() as sess:
+            with pytest.raises(Invalid, match=r"In\[0\] ndims must be >= 2: 0"):
+                sess.run(mm, {x: 1.0})
+            np.testing.assert_array_equal(sess.run(mm, {x: np.eye(3)}), np.ones((3, 3)))
+
+
 @settings(max_examples=40, deadline=None)
 @given(rank=st.integers(1, 3), axis=st.integers(-6, 6))
 def test_gather_axis_range(rank, axis):

@@ -70,6 +70,16 @@ UnimplementedError = _subclass("UnimplementedError", UNIMPLEMENTED, "The operati
 InternalError = _subclass("InternalError", INTERNAL, "An internal invariant was broken.")
 DataLossError = _subclass("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption (e.g. a damaged checkpoint).")
 
+
+class GraphConstructionError(InvalidArgumentError, ValueError):
+    """An invalid argument found while a graph is built (a shape function's refusal, a
+    malformed GraphDef): TF's InvalidArgumentError, and also the ValueError that TF's Python
+    raises for it (``ops._create_c_op`` re-raises the C API's InvalidArgument as ValueError),
+    so code written against either class catches it."""
+
+    def __init__(self, message, op=None):
+        InvalidArgumentError.__init__(self, None, op, message)
+
 # TF's errno -> code table (tensorflow/core/platform/errors.cc, ErrnoToCode), for file errors.
 _ERRNO_CODES = {
     errno.EACCES: PermissionDeniedError, errno.EPERM: PermissionDeniedError,
@@ -102,4 +112,4 @@ __all__ = ["OpError", "CancelledError", "UnknownError", "InvalidArgumentError",
            "DeadlineExceededError", "NotFoundError", "AlreadyExistsError",
            "PermissionDeniedError", "ResourceExhaustedError", "FailedPreconditionError",
            "AbortedError", "OutOfRangeError", "UnimplementedError", "InternalError", "DataLossError",
-           "from_os_error"]
+           "GraphConstructionError", "from_os_error"]

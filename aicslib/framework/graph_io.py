@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .device import canonical_device
-from .errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
+from .errors import GraphConstructionError, InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from .op_def import op_def_registry, validate_attr_value
 from .op_def_library import output_dtypes
 from .ops import get_default_graph, name_scope
@@ -127,12 +127,9 @@ def _topological(nodes):
     return order
 
 
-class InvalidGraphDefError(InvalidArgumentError, ValueError):
+class InvalidGraphDefError(GraphConstructionError):
     """A malformed GraphDef: TF's InvalidArgumentError, and also a ValueError, the class TF's
     Python ``import_graph_def`` turns it into."""
-
-    def __init__(self, message):
-        InvalidArgumentError.__init__(self, None, None, message)
 
 
 class InvalidGraphDefAttrError(InvalidGraphDefError, TypeError):

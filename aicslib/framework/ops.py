@@ -13,7 +13,7 @@ import numpy as np
 
 from . import context, dtypes
 from .device import canonical_device, eager_device, merge_device
-from .errors import InvalidArgumentError
+from .errors import GraphConstructionError, InvalidArgumentError
 from .string_values import to_bytes_array
 from .tensor_shape import TensorShape, as_shape
 
@@ -503,8 +503,8 @@ class Graph:
             self._names_in_use.pop(op.name.lower(), None)
             for t in op._inputs:
                 t._consumers.remove(op)
-            raise InvalidArgumentError(None, op, f"{e} for '{{{{node {op.name}}}}} = {op.type}' "
-                                       f"with input shapes: {shown}.") from None
+            raise GraphConstructionError(f"{e} for '{{{{node {op.name}}}}} = {op.type}' "
+                                         f"with input shapes: {shown}.", op) from None
         if shapes is None:
             return
         if isinstance(shapes, (TensorShape, list, tuple)) and not (

@@ -22,11 +22,19 @@ def _gemm(a, b, product):
     return product(a, b)
 
 
+def check_matmul_ranks(x, y, batched):
+    """TF's refusal of operands that are not (batches of) matrices: NumPy would take a
+    vector as a matrix and a scalar times a matrix as a product."""
+    for i, t in enumerate((x, y)):
+        if t.ndim < 2:
+            raise InvalidArgumentError(None, None, f"In[{i}] ndims must be >= 2: {t.ndim}")
+        if not batched and t.ndim != 2:
+            raise InvalidArgumentError(None, None, f"In[{i}] ndims must be == 2: {t.ndim}")
+
+
 @register_kernel("MatMul", type_constraint={"T": _TYPES})
 def _matmul(a, b, transpose_a=False, transpose_b=False):
-    if a.ndim != 2 or b.ndim != 2:
-        raise InvalidArgumentError(None, None, f"In[0] and In[1] must be matrices, got shapes "
-                                   f"{list(a.shape)} and {list(b.shape)}")
+    check_matmul_ranks(a, b, batched=False)
     if transpose_a:
         a = a.T
     if transpose_b:
@@ -62,9 +70,7 @@ def _dot(a, b):
 
 @register_kernel("BatchMatMulV2", type_constraint={"T": _TYPES})
 def _batch_matmul(x, y, adj_x=False, adj_y=False):
-    for i, t in enumerate((x, y)):
-        if t.ndim < 2:   # NumPy's matmul would treat a vector as a matrix; TF refuses
-            raise InvalidArgumentError(None, None, f"In[{i}] ndims must be >= 2: {t.ndim}")
+    check_matmul_ranks(x, y, batched=True)
     if adj_x:
         x = np.swapaxes(x, -1, -2)
     if adj_y:

@@ -13,13 +13,12 @@ from .. import native
 from ..framework.dtypes import float32
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
+from .matmul_op import check_matmul_ranks
 
 
 @register_kernel("MatMul", device="NATIVE", type_constraint={"T": [float32]})
 def _native_matmul(a, b, transpose_a=False, transpose_b=False):
-    if a.ndim != 2 or b.ndim != 2:
-        raise InvalidArgumentError(None, None, f"In[0] and In[1] must be matrices, got shapes "
-                                   f"{list(a.shape)} and {list(b.shape)}")
+    check_matmul_ranks(a, b, batched=False)
     k_a = a.shape[0] if transpose_a else a.shape[1]
     k_b = b.shape[1] if transpose_b else b.shape[0]
     if k_a != k_b:

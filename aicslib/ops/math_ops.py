@@ -111,10 +111,11 @@ register_op("MatMul").input("a: T").input("b: T").output("product: T") \
 def _batch_matmul_shape(ctx):
     from ..framework.common_shapes import broadcast_shapes
     a, b = ctx.input_shape(0), ctx.input_shape(1)
+    for t in (a, b):
+        if t.rank is not None and t.rank < 2:   # TF's WithRankAtLeast(2)
+            raise ValueError(f"Shape must be at least rank 2 but is rank {t.rank}")
     if a.rank is None or b.rank is None:
         return None
-    if a.rank < 2 or b.rank < 2:
-        raise ValueError(f"BatchMatMul needs rank >= 2 inputs, got ranks {a.rank} and {b.rank}")
     m, ka = (a[-1], a[-2]) if ctx.attr("adj_x") else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if ctx.attr("adj_y") else (b[-2], b[-1])
     if ka is not None and kb is not None and ka != kb:
@@ -327,10 +328,10 @@ def cast(x, dtype, name=None):
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """Matrix product of rank-2 tensors (batched for higher ranks)."""
     a = convert_to_tensor(a)
-    if isinstance(b, np.ndarray) or not hasattr(b, "dtype"):
-        # A NumPy array keeps its dtype (a mismatch is reported by the op); Python values take a's.
-        b = convert_to_tensor(b, dtype=None if isinstance(b, np.ndarray) else a.dtype)
-    ra, rb = a.shape.rank, (b.shape.rank if hasattr(b, "shape") else None)
+    if isinstance(b, (np.ndarray, np.generic)) or not hasattr(b, "dtype"):
+        # NumPy values keep their dtype (a mismatch is reported by the op); Python values take a's.
+        b = convert_to_tensor(b, dtype=None if hasattr(b, "dtype") else a.dtype)
+    ra, rb = a.shape.rank, b.shape.rank
     if (ra is not None and ra > 2) or (rb is not None and rb > 2):
         return apply_op("BatchMatMulV2", [a, b], {"adj_x": transpose_a, "adj_y": transpose_b}, name=name)
     return apply_op("MatMul", [a, b], {"transpose_a": transpose_a, "transpose_b": transpose_b}, name=name)
