@@ -21,6 +21,7 @@ from .ops.math_ops import floormod as mod  # noqa: F401
 from .ops.nn_ops import l2_loss as _l2_loss  # noqa: F401
 from .ops.nn_ops import log_softmax, softmax  # noqa: F401
 from .ops.complex_ops import angle, complex, conj, imag, real  # noqa: F401,A004
+from .ops.array_ops import unsorted_segment_sum  # noqa: F401
 
 __getattr__ = module_getattr(__name__)
 

@@ -3,6 +3,7 @@
 Messages are TensorFlow's (pooling_ops_common.h "Sliding window ksize for dimension 1
 was zero.", kernel_shape_util.cc "Stride must be > 0, but got 0", reshape_op.h "Size 0
 must be non-negative, not -2", batch_matmul_op_impl.h "In[0] ndims must be >= 2: 1",
+unsorted segment sums that drop negative ids,
 gather_op.cc "Expected axis in the range [-2, 2), but got 3", the CPU allocator's
 "OOM when allocating tensor with shape[...]"); valid arguments are checked against
 NumPy so the new checks cannot reject what TF accepts.
@@ -132,6 +133,60 @@ def test_gather_axis_range(rank, axis):
         with pytest.raises(Invalid, match=rf"Expected axis in the range \[{-rank}, {rank}\), "
                                           rf"but got {axis}"):
             aics.gather(params, [0], axis=axis)
+
+
+# -- unsorted_segment_sum ----------------------------------------------------------------------
+
+def _segment_sums(data, ids, n):
+    """NumPy loops: entries with a negative id are dropped (TF's documented behaviour)."""
+    out = np.zeros((n,) + data.shape[ids.ndim:], data.dtype)
+    for index in np.ndindex(*ids.shape):
+        if ids[index] >= 0:
+            out[ids[index]] += data[index]
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(ids=st.lists(st.integers(-3, 3), min_size=1, max_size=8), cols=st.integers(1, 3))
+def test_unsorted_segment_sum_drops_negative_ids(ids, cols):
+    ids = np.array(ids, np.int32)
+    data = np.arange(ids.size * cols, dtype=np.float32).reshape(ids.size, cols) + 1
+    want = _segment_sums(data, ids, 4)
+    np.testing.assert_array_equal(aics.math.unsorted_segment_sum(data, ids, 4).numpy(), want)
+    with aics.Graph().as_default():
+        out = aics.math.unsorted_segment_sum(aics.constant(data), aics.constant(ids), 4)
+        with aics.Session() as sess:
+            np.testing.assert_array_equal(sess.run(out), want)
+
+
+def test_unsorted_segment_sum_of_tf_example():
+    # TF 2.21: unsorted_segment_sum([1., 2., 3., 4.], [0, -1, 1, 0], 2) -> [5., 3.]
+    got = aics.math.unsorted_segment_sum([1., 2., 3., 4.], [0, -1, 1, 0], 2)
+    np.testing.assert_array_equal(got.numpy(), [5., 3.])
+
+
+def test_dropped_entries_get_no_gradient():
+    # TF 2.21: d/dx sum(unsorted_segment_sum(x * x, [0, -1, 1, 0], 2)) = [2, 0, 6, 8]
+    x = aics.constant([1., 2., 3., 4.])
+    with aics.GradientTape() as tape:
+        tape.watch(x)
+        y = aics.math.unsorted_segment_sum(x * x, [0, -1, 1, 0], 2)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2., 0., 6., 8.])
+    with aics.Graph().as_default():
+        x = aics.constant(np.arange(1., 7., dtype=np.float32).reshape(3, 2))
+        y = aics.math.unsorted_segment_sum(x, [-1, 1, -2], 2) * [[1., 2.], [3., 4.]]
+        (dx,) = aics.gradients(y, [x])
+        with aics.Session() as sess:
+            np.testing.assert_array_equal(sess.run(dx), [[0., 0.], [3., 4.], [0., 0.]])
+
+
+@pytest.mark.parametrize("ids,n,want", [
+    ([0, 2, 1, 0], 2, r"segment_ids\[1\] = 2 is out of range \[0, 2\)"),
+    ([0, 1], -1, "Input num_segments == -1 must not be negative."),
+    ([0, 1, 0, 1, 0], 2, r"data.shape = \[4\] does not start with segment_ids.shape = \[5\]")])
+def test_unsorted_segment_sum_bad_ids(ids, n, want):
+    with pytest.raises(Invalid, match=want):
+        aics.math.unsorted_segment_sum([1., 2., 3., 4.], ids, n)
 
 
 # -- huge allocations ------------------------------------------------------------------------

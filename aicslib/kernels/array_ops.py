@@ -292,11 +292,26 @@ def _identity_n(input):  # noqa: A002
 
 @register_kernel("UnsortedSegmentSum")
 def _unsorted_segment_sum(data, segment_ids, num_segments):
+    """TF's unsorted_segment_reduction_ops.cc: an entry whose segment id is negative is
+    dropped (how callers mark padding); an id past ``num_segments`` is an error."""
     n = int(num_segments)
     ids = np.asarray(segment_ids)
-    if np.any((ids < 0) | (ids >= n)):
-        raise InvalidArgumentError(None, None, f"segment_ids must be in [0, {n}), got "
-                                   f"{ids[(ids < 0) | (ids >= n)].reshape(-1)[:3].tolist()}")
-    out = np.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
-    np.add.at(out, ids, data)
+    if n < 0:
+        raise InvalidArgumentError(None, None, f"Input num_segments == {n} must not be negative.")
+    if data.shape[:ids.ndim] != ids.shape:
+        raise InvalidArgumentError(None, None, f"data.shape = {list(data.shape)} does not start "
+                                   f"with segment_ids.shape = {list(ids.shape)}")
+    too_big = ids >= n
+    if too_big.any():
+        where = np.unravel_index(int(np.argmax(too_big)), ids.shape)
+        raise InvalidArgumentError(None, None, f"segment_ids[{','.join(map(str, where))}] = "
+                                   f"{ids[where]} is out of range [0, {n})")
+    shape = (n,) + data.shape[ids.ndim:]
+    check_allocation(shape, data.dtype)
+    out = np.zeros(shape, dtype=data.dtype)
+    kept = ids >= 0
+    if kept.all():
+        np.add.at(out, ids, data)
+    else:
+        np.add.at(out, ids[kept], data[kept])
     return out

@@ -173,7 +173,13 @@ def _gather_grad(op, grad):
 
 @RegisterGradient("UnsortedSegmentSum")
 def _unsorted_segment_sum_grad(op, grad):
-    return [array_ops.gather(grad, op.inputs[1]), None, None]
+    # Entries with a negative segment id were dropped: their gradient is zero (TF's
+    # _GatherDropNegatives). They read an appended row of zeros instead of a segment.
+    ids, num_segments = op.inputs[1], op.inputs[2]
+    padded = array_ops.concat([grad, array_ops.zeros_like(grad[:1])], 0)
+    row = math_ops.where(math_ops.greater_equal(ids, 0), ids,
+                         math_ops.cast(num_segments, ids.dtype))
+    return [array_ops.gather(padded, row), None, None]
 
 
 _SS_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
