@@ -3,7 +3,8 @@
 Messages are TensorFlow's (pooling_ops_common.h "Sliding window ksize for dimension 1
 was zero.", kernel_shape_util.cc "Stride must be > 0, but got 0", reshape_op.h "Size 0
 must be non-negative, not -2", batch_matmul_op_impl.h "In[0] ndims must be >= 2: 1",
-unsorted segment sums that drop negative ids,
+sequence_ops.cc "Requires start <= limit when delta > 0: 5/1", unsorted segment sums that drop
+negative ids,
 gather_op.cc "Expected axis in the range [-2, 2), but got 3", the CPU allocator's
 "OOM when allocating tensor with shape[...]"); valid arguments are checked against
 NumPy so the new checks cannot reject what TF accepts.
@@ -187,6 +188,60 @@ def test_dropped_entries_get_no_gradient():
 def test_unsorted_segment_sum_bad_ids(ids, n, want):
     with pytest.raises(Invalid, match=want):
         aics.math.unsorted_segment_sum([1., 2., 3., 4.], ids, n)
+
+
+# -- range ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,want", [
+    ((5, 1, 1), "Requires start <= limit when delta > 0: 5/1"),
+    ((1, 5, -1), "Requires start >= limit when delta < 0: 1/5"),
+    ((1, 5, 0), "Requires delta != 0: 0"),
+    ((-3,), "Requires start <= limit when delta > 0: 0/-3"),
+    ((5.0, 1.0, 0.5), "Requires start <= limit when delta > 0: 5/1"),
+    ((0.0, float("nan"), 1.0), "Requires start <= limit when delta > 0: 0/nan"),
+    ((0.0, 1e20, 1.0), r"Requires \(\(limit - start\) / delta\) <= 9223372036854775807")])
+def test_range_refuses_what_tf_refuses(args, want):
+    with pytest.raises(Invalid, match=want):
+        aics.range(*args)
+    with aics.Graph().as_default():
+        # constant inputs: refused when the graph is built, as TF's shape function does
+        with pytest.raises(ValueError, match=r"Requires .* for '\{\{node range\}\}"):
+            aics.range(*args)
+        # fed inputs: refused by the kernel
+        start = aics.placeholder(aics.as_dtype(type(args[0])) if len(args) > 1 else aics.int32, [])
+        r = aics.range(start, *args[1:]) if len(args) > 1 else aics.range(0, start)
+        with aics.Session() as sess:
+            with pytest.raises(Invalid, match=want):
+                sess.run(r, {start: args[0]})
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.integers(-20, 20), limit=st.integers(-20, 20), delta=st.integers(-5, 5))
+def test_valid_int_ranges_are_pythons(start, limit, delta):
+    if delta == 0 or (delta > 0 and start > limit) or (delta < 0 and start < limit):
+        return
+    np.testing.assert_array_equal(aics.range(start, limit, delta).numpy(),
+                                  list(range(start, limit, delta)))
+
+
+def test_float_range_values_are_tfs():
+    # TF 2.21 computes start + i * delta: element 3 of range(1.5, 100., 0.7) is 3.5999999 in
+    # float32 (np.arange's running sum gives 3.6000001); 141 elements, the last 99.5
+    r = aics.range(1.5, 100., 0.7).numpy()
+    assert r.dtype == np.float32 and r.shape == (141,)
+    assert r[3] == np.float32(3.5999999046325684) and r[-1] == np.float32(99.5)
+    assert aics.range(0, 3.5, 1).dtype == aics.float32          # the widest argument's dtype
+    assert aics.range(np.int64(3)).dtype == aics.int64
+
+
+def test_dataset_range_arguments():
+    with pytest.raises(Invalid, match="step must be a non-zero integer."):
+        aics.data.Dataset.range(0, 10, 0)
+    with pytest.raises(TypeError, match="Cannot convert 1.5 to EagerTensor of dtype int64"):
+        aics.data.Dataset.range(1.5)
+    with pytest.raises(ValueError, match="should be between 1 and 3 but was 4"):
+        aics.data.Dataset.range(1, 2, 3, 4)
+    assert [int(v) for v in aics.data.Dataset.range(5, 1, -2)] == [5, 3]
 
 
 # -- huge allocations ------------------------------------------------------------------------

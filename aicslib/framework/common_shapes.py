@@ -97,3 +97,37 @@ def shape_from_constant_input(index):
             return TensorShape([None] * s[0]) if s.rank == 1 and s[0] is not None else None
         return TensorShape([int(d) for d in v.reshape(-1)])
     return fn
+
+
+
+def _shown(v):
+    """A number as TF's StrCat prints it: ``5`` for 5.0, ``0.5``, ``nan``."""
+    if float(v).is_integer():
+        return str(int(v))
+    text = f"{float(v):g}"
+    return text if float(text) == float(v) else repr(float(v))
+
+
+def range_size(start, limit, delta):
+    """Length of ``Range(start, limit, delta)`` (NumPy scalars of the op's dtype), with the
+    refusals of TF's RangeOp (sequence_ops.cc) as ValueError: the graph builder reports them
+    when the inputs are constants, the kernel when they are not."""
+    import math
+    import numpy as np
+    if delta == 0:
+        raise ValueError(f"Requires delta != 0: {_shown(delta)}")
+    if delta > 0:
+        if not start <= limit:   # also refuses a NaN, as TF's comparison does
+            raise ValueError(f"Requires start <= limit when delta > 0: "
+                             f"{_shown(start)}/{_shown(limit)}")
+    elif not start >= limit:
+        raise ValueError(f"Requires start >= limit when delta < 0: {_shown(start)}/{_shown(limit)}")
+    if isinstance(delta, (int, np.integer)):
+        size = -(-abs(int(limit) - int(start)) // abs(int(delta)))   # Python ints: no overflow
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            quotient = abs((limit - start) / delta)   # in the op's dtype, as TF divides
+        size = math.ceil(quotient) if math.isfinite(quotient) else math.inf
+    if size > 2**63 - 1:
+        raise ValueError(f"Requires ((limit - start) / delta) <= {2**63 - 1}")
+    return int(size)

@@ -1,6 +1,7 @@
 """Array CPU kernels (TF's core/kernels/{constant,reshape,transpose,concat,...}_op.cc)."""
 import numpy as np
 
+from ..framework.common_shapes import range_size
 from ..framework.errors import InvalidArgumentError
 from ..framework.allocator import check_allocation
 from ..framework.kernel_registry import register_kernel
@@ -219,9 +220,19 @@ def _broadcast_gradient_args(s0, s1):
 
 @register_kernel("Range")
 def _range(start, limit, delta):
-    if delta == 0:
-        raise InvalidArgumentError(None, None, "Requires delta != 0")
-    return np.arange(start, limit, delta, dtype=np.asarray(start).dtype)
+    for name, v in (("start", start), ("limit", limit), ("delta", delta)):
+        if v.size != 1:   # TF also takes a 1-element vector
+            raise InvalidArgumentError(None, None, f"{name} must be a scalar, not shape "
+                                                   f"{list(v.shape)}")
+    start, limit, delta = (v.reshape(())[()] for v in (start, limit, delta))
+    try:
+        n = range_size(start, limit, delta)
+    except ValueError as e:
+        raise InvalidArgumentError(None, None, str(e)) from None
+    check_allocation([n], start.dtype)
+    # start + i * delta, as TF computes each element: np.arange's values differ in the last
+    # bit for some float ranges (range(1.5, 100, 0.7)), and its length can differ by one
+    return (start + np.arange(n, dtype=start.dtype) * delta).astype(start.dtype, copy=False)
 
 
 @register_kernel("GatherV2")

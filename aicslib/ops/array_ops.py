@@ -7,7 +7,7 @@ import builtins
 import numpy as np
 
 from ..framework import context, dtypes
-from ..framework.common_shapes import shape_from_constant_input, unchanged_shape
+from ..framework.common_shapes import range_size, shape_from_constant_input, unchanged_shape
 from ..framework.op_def import register_op
 from ..framework.strided_slice import strided_slice_spec
 from ..framework.eager import EagerTensor
@@ -278,8 +278,10 @@ def _range_shape(ctx):
     vals = [ctx.input_constant(i) for i in builtins.range(3)]
     if any(v is None for v in vals):
         return TensorShape([None])
-    start, limit, delta = (float(v) for v in vals)
-    return TensorShape([builtins.max(0, int(np.ceil((limit - start) / delta)))])
+    for name, v in zip(("start", "limit", "delta"), vals):
+        if v.size != 1:
+            raise ValueError(f"{name} must be a scalar, not shape {list(v.shape)}")
+    return TensorShape([range_size(*(v.reshape(())[()] for v in vals))])
 
 
 register_op("Range").input("start: Tidx").input("limit: Tidx").input("delta: Tidx").output("output: Tidx") \
@@ -601,13 +603,26 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
                     name=name)
 
 
+_RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.bfloat16, dtypes.float32,
+                 dtypes.float64)
+
+
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    """TF's range: without ``dtype``, the widest of the arguments' dtypes (int32 < int64 <
+    float16 < bfloat16 < float32 < float64), so ``range(0, 1, 0.25)`` is float32."""
     if limit is None:
         start, limit = 0, start
-    attrs = {"Tidx": dtypes.as_dtype(dtype)} if dtype is not None else {}
-    if dtype is None and all(isinstance(v, (int, np.integer)) for v in (start, limit, delta)):
-        attrs = {"Tidx": dtypes.int32}
-    return apply_op("Range", [start, limit, delta], attrs, name=name)
+    args = [start, limit, delta]
+    given = [v.dtype if hasattr(v, "dtype") and not isinstance(v, (np.ndarray, np.generic))
+             else None for v in args]   # the dtypes of tensors and variables
+    if dtype is None:
+        found = [g or default_dtype_for(v) for g, v in zip(given, args)]
+        dtype = builtins.max(found, key=lambda d: _RANGE_DTYPES.index(d) if d in _RANGE_DTYPES
+                             else len(_RANGE_DTYPES))
+    dtype = dtypes.as_dtype(dtype)
+    args = [v if g is None or g == dtype else apply_op("Cast", [v], {"DstT": dtype})
+            for g, v in zip(given, args)]
+    return apply_op("Range", args, {"Tidx": dtype}, name=name)
 
 
 def gather(params, indices, axis=0, batch_dims=0, name=None):

@@ -533,7 +533,19 @@ class _TensorDataset(Dataset):
 
 class _RangeDataset(Dataset):
     def __init__(self, *args, dtype=_dtypes.int64):
-        self._range = range(*[int(a) for a in args])
+        # TF's checks (dataset_ops.RangeDataset and range_dataset_op.cc), with its messages
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Invalid `args`. The length of `args` should be between 1 and 3 "
+                             f"but was {len(args)}.")
+        bounds = []
+        for a in args:
+            value = np.asarray(a.numpy() if hasattr(a, "numpy") else a)
+            if value.dtype.kind not in "iu" or value.ndim:
+                raise TypeError(f"Cannot convert {a!r} to EagerTensor of dtype int64")
+            bounds.append(int(value))
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise InvalidArgumentError(None, None, "step must be a non-zero integer.")
+        self._range = range(*bounds)
         self._dtype = _dtypes.as_dtype(dtype)
         super().__init__(TensorSpec([], self._dtype))
 
