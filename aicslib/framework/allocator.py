@@ -31,10 +31,9 @@ def memory_limit_bytes():
 def oom_error(shape, dtype, detail=""):
     """TF's OOM error for a tensor of ``shape`` and ``dtype``."""
     try:
-        name = _dtypes.as_dtype(dtype).name
+        tf_name = _dtypes.type_string(dtype)
     except TypeError:
-        name = str(dtype)
-    tf_name = {"float32": "float", "float64": "double"}.get(name, name)
+        tf_name = str(dtype)
     dims = ",".join(str(int(d)) for d in shape)
     return ResourceExhaustedError(None, None, f"OOM when allocating tensor with shape[{dims}] and "
                                               f"type {tf_name} on {CPU_DEVICE} by allocator cpu"

@@ -11,7 +11,8 @@ import numpy as np
 
 __all__ = ["DType", "as_dtype", "float16", "half", "bfloat16", "float32", "float64",
            "double", "int8", "int16", "int32", "int64", "uint8", "bool", "string",
-           "resource", "variant", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128"]
+           "resource", "variant", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128",
+           "type_string"]
 
 
 class DType:
@@ -187,3 +188,9 @@ def as_dtype(type_value):
         return dt
     raise TypeError(f"Cannot convert value {type_value!r} to a DType.")
 
+
+def type_string(dtype):
+    """TF's DataTypeString, the type name its C++ messages print: ``float``, ``double``,
+    ``half`` for the float types, the DType name for the others."""
+    name = as_dtype(dtype).name
+    return {"float32": "float", "float64": "double", "float16": "half"}.get(name, name)

@@ -12,7 +12,7 @@ Attributes are sorted by name, ``_device`` comes last; types print as their
 """
 import numpy as np
 
-from .dtypes import DType, as_dtype
+from .dtypes import DType, as_dtype, type_string
 
 #: TF's SummarizeTensor shows at most this many values, then "...".
 MAX_TENSOR_VALUES = 10
@@ -22,10 +22,9 @@ def summarize_tensor(value):
     """``Tensor<type: float shape: [2] values: 10 20>``, TF's ``Tensor::DebugString``."""
     arr = np.asarray(value)
     try:
-        type_name = as_dtype(arr.dtype).name
+        type_name = type_string(arr.dtype)
     except (TypeError, ValueError):
         type_name = str(arr.dtype)
-    type_name = {"float32": "float", "float64": "double", "float16": "half"}.get(type_name, type_name)
     flat = arr.reshape(-1)
     shown = " ".join(_scalar(v) for v in flat[:MAX_TENSOR_VALUES])
     more = "..." if flat.size > MAX_TENSOR_VALUES else ""

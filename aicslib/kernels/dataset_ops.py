@@ -4,6 +4,7 @@ import threading
 
 import numpy as np
 
+from ..framework.dtypes import type_string
 from ..framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError
 from ..framework.kernel_registry import register_kernel
 
@@ -150,7 +151,7 @@ def _iterator_from_string_handle(ctx, string_handle, output_types=(), output_sha
         for i, (want, got) in enumerate(zip(output_types, it.output_types)):
             if want != got:
                 raise InvalidArgumentError(None, None, f"Data type mismatch at component {i}: expected "
-                                           f"{_tf_type_name(want)} but got {_tf_type_name(got)}.")
+                                           f"{type_string(want)} but got {type_string(got)}.")
     if output_shapes and it.output_shapes:
         for i, (want, got) in enumerate(zip(output_shapes, it.output_shapes)):
             w, g = _dims(want), _dims(got)
@@ -161,6 +162,3 @@ def _iterator_from_string_handle(ctx, string_handle, output_types=(), output_sha
     return it
 
 
-def _tf_type_name(dtype):
-    """TF's DataTypeString: float, double, half for the float types."""
-    return {"float32": "float", "float64": "double", "float16": "half"}.get(dtype.name, dtype.name)
