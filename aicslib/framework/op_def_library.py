@@ -14,6 +14,7 @@ Running an op eagerly uses steps 1-2 and then ``execute.py``.
 from .eager import EagerTensor
 from .errors import InvalidArgumentError
 from .op_def import validate_attr_value
+from .python_sequences import MIXED_TYPES, NON_RECTANGULAR
 from .ops import Tensor, conversion_function_for, convert_to_tensor, default_dtype_for, get_default_graph
 
 _TENSOR_TYPES = (Tensor, EagerTensor)
@@ -83,6 +84,8 @@ def convert_input(value, dtype, op_def, arg, eager):
     try:
         return convert_to_tensor(value, dtype=dtype)
     except (TypeError, ValueError) as e:
+        if str(e) in (NON_RECTANGULAR, MIXED_TYPES):
+            raise                      # TF's own error for such a list, whatever the op
         raise TypeError(f"Expected {dtype.name} passed to parameter '{arg.name}' of op "
                         f"'{op_def.name}', got {value!r} of type '{type(value).__name__}' "
                         f"instead. Error: {e}") from None

@@ -14,6 +14,7 @@ import numpy as np
 from . import context, dtypes
 from .device import canonical_device, eager_device, merge_device
 from .errors import GraphConstructionError, InvalidArgumentError
+from .python_sequences import first_text, sequence_to_array
 from .string_values import to_bytes_array
 from .tensor_shape import TensorShape, as_shape
 
@@ -699,7 +700,7 @@ def default_dtype_for(value):
             return dtypes.as_dtype(value.dtype)
         except TypeError:
             raise TypeError(f"Unsupported NumPy dtype {value.dtype} for a tensor.") from None
-    arr = np.asarray(value)
+    arr = sequence_to_array(value)
     kind = arr.dtype.kind
     if kind == "V":  # ml_dtypes' bfloat16 / float8 arrays keep their own dtype
         return dtypes.as_dtype(arr.dtype)
@@ -727,10 +728,10 @@ def to_numpy(value, dtype, what="value"):
     if isinstance(value, np.ndarray) and value.dtype == np_dtype:
         arr = value
     else:
-        try:
-            src = value if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value)
-        except ValueError as e:
-            raise ValueError(f"Cannot convert {what} to a tensor of {dtype.name}: {e}") from None
+        src = value if isinstance(value, (np.ndarray, np.generic)) else sequence_to_array(value)
+        if src.dtype.kind in "US" and not isinstance(value, (np.ndarray, np.generic)):
+            # TF parses no Python strings as numbers (NumPy would read "1.5" as 1.5)
+            raise _text_to_number_error(value, dtype)
         if src.dtype.kind == "O" and dtype != dtypes.string:
             raise TypeError(f"Cannot convert {what} {value!r} to a tensor of {dtype.name}: "
                             f"ragged or non-numeric data.")
@@ -747,6 +748,16 @@ def to_numpy(value, dtype, what="value"):
                                      f"[{info.min}, {info.max}].")
         arr = np.asarray(src, dtype=np_dtype)
     return arr
+
+
+def _text_to_number_error(value, dtype):
+    """TF's TypeError for a Python string given where numbers are expected: the eager
+    converter's message, or in a graph the one of TF's make_tensor_proto."""
+    if context.executing_eagerly():
+        return TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
+                         f"{dtypes.type_string(dtype)}")
+    text = first_text(value)
+    return TypeError(f"Expected {dtype.name}, but got {text} of type '{type(text).__name__}'.")
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):

@@ -30,6 +30,7 @@ from . import device as _device, parallel_executor
 from .execute import KernelCall
 from .node_def_util import summarize_node_def
 from .ops import Operation, Tensor, get_default_graph, to_numpy
+from .python_sequences import MIXED_TYPES, NON_RECTANGULAR
 
 
 class ConfigProto:
@@ -318,6 +319,8 @@ class Session:
         try:
             arr = to_numpy(value, t.dtype, what=f"feed value for Tensor '{t.name}'")
         except (TypeError, ValueError) as e:
+            if str(e) in (NON_RECTANGULAR, MIXED_TYPES):
+                raise           # no dtype to name: the value is not an array at all
             src = np.asarray(value).dtype if not isinstance(value, np.ndarray) else value.dtype
             raise TypeError(f"Cannot feed value of dtype {src} for Tensor '{t.name}', which has "
                             f"dtype {t.dtype.name}. ({e})") from None
