@@ -11,6 +11,7 @@ NumPy so the new checks cannot reject what TF accepts.
 """
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -242,6 +243,53 @@ def test_dataset_range_arguments():
     with pytest.raises(ValueError, match="should be between 1 and 3 but was 4"):
         aics.data.Dataset.range(1, 2, 3, 4)
     assert [int(v) for v in aics.data.Dataset.range(5, 1, -2)] == [5, 3]
+
+
+# -- softmax of inf and NaN rows ----------------------------------------------------------------
+
+INF, NAN = np.inf, np.nan
+# TF 2.21's reference kernels (graph mode, float64, float16, or TF_ENABLE_ONEDNN_OPTS=0 eagerly):
+# a row with +inf or NaN turns NaN wherever inf - inf or NaN appears; -inf entries are 0 / -inf.
+SOFTMAX_ROWS = [
+    ([INF, 1.0], [NAN, NAN], [NAN, NAN]),
+    ([INF, INF], [NAN, NAN], [NAN, NAN]),
+    ([-INF, 1.0], [0.0, 1.0], [-INF, 0.0]),
+    ([-INF, -INF], [NAN, NAN], [NAN, NAN]),
+    ([NAN, 1.0], [NAN, NAN], [NAN, NAN]),
+    ([INF, -INF], [NAN, NAN], [NAN, NAN]),
+    ([-INF, -INF, 1.0], [0.0, 0.0, 1.0], [-INF, -INF, 0.0]),
+]
+SOFTMAX_CASES = ([(dt, *row) for row in SOFTMAX_ROWS for dt in (np.float32, np.float64)]
+                 # finite, but their difference overflows float32
+                 + [(np.float32, [3.4e38, -3.4e38], [1.0, 0.0], [0.0, -INF])])
+
+
+@pytest.mark.parametrize("dtype,row,soft,log_soft", SOFTMAX_CASES)
+def test_softmax_of_infinite_rows_is_tfs(dtype, row, soft, log_soft):
+    x = np.array([row], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # TF says nothing either: no RuntimeWarning
+        np.testing.assert_array_equal(aics.nn.softmax(x).numpy(), [soft])
+        np.testing.assert_array_equal(aics.nn.log_softmax(x).numpy(), [log_soft])
+    with aics.Graph().as_default():
+        s, ls = aics.nn.softmax(aics.constant(x)), aics.nn.log_softmax(aics.constant(x))
+        with aics.Session() as sess:
+            got_s, got_ls = sess.run([s, ls])
+    np.testing.assert_array_equal(got_s, [soft])
+    np.testing.assert_array_equal(got_ls, [log_soft])
+
+
+def test_softmax_needs_a_class_axis():
+    for fn, op in ((aics.nn.softmax, "Softmax"), (aics.nn.log_softmax, "LogSoftmax")):
+        with pytest.raises(Invalid, match=rf"logits must have >= 1 dimension, got \[\] \[Op:{op}\]"):
+            fn(np.float32(1.0))
+        with aics.Graph().as_default():
+            with pytest.raises(ValueError, match="Shape must be at least rank 1 but is rank 0"):
+                fn(aics.constant(1.0))
+        # no classes at all: an empty result (TF 2.21), not NumPy's error for max() of nothing
+        assert fn(np.zeros((2, 0), np.float32)).shape == (2, 0)
+    with pytest.raises(Invalid, match="logits must have >= 1 dimension"):
+        aics.nn.softmax_cross_entropy_with_logits(labels=np.float32(1), logits=np.float32(1))
 
 
 # -- huge allocations ------------------------------------------------------------------------

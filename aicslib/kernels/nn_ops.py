@@ -63,20 +63,39 @@ def _leaky_relu_grad(gradients, features, alpha):
 
 # --- softmax -----------------------------------------------------------------
 
+# A row holding +inf or NaN gives NaN where inf - inf or NaN appears, as TF's reference (Eigen)
+# kernel computes it, silently: [inf, 1] -> [nan, nan]. (TF's oneDNN float32 kernel, the default
+# of x86 eager mode, prints [nan, 0] for that row; its graph mode, float64 and float16 print
+# [nan, nan].)
+
 def _log_softmax(x):
-    shifted = x - x.max(axis=-1, keepdims=True)          # largest logit becomes 0: exp never overflows
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    with np.errstate(invalid="ignore", over="ignore"):
+        shifted = x - x.max(axis=-1, keepdims=True)      # largest logit becomes 0: exp never overflows
+        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _no_classes(logits):
+    """True for logits with no class axis to normalize over: an empty result, as in TF
+    (NumPy's max of an empty axis would raise)."""
+    if logits.ndim < 1:
+        raise InvalidArgumentError(None, None, "logits must have >= 1 dimension, got []")
+    return logits.shape[-1] == 0
 
 
 @register_kernel("Softmax", type_constraint=FLOAT)
 def _softmax(logits):
-    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    e /= e.sum(axis=-1, keepdims=True)
+    if _no_classes(logits):
+        return np.empty_like(logits)
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        e /= e.sum(axis=-1, keepdims=True)
     return _like(e, logits)
 
 
 @register_kernel("LogSoftmax", type_constraint=FLOAT)
 def _log_softmax_kernel(logits):
+    if _no_classes(logits):
+        return np.empty_like(logits)
     return _like(_log_softmax(logits), logits)
 
 

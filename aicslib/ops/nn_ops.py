@@ -162,10 +162,19 @@ register_op("Relu6").input("features: T").output("activations: T").attr(f"T: {_F
     .set_shape_fn(unchanged_shape)
 register_op("Elu").input("features: T").output("activations: T").attr(f"T: {_FLOAT}") \
     .set_shape_fn(unchanged_shape)
+
+
+def _softmax_shape(ctx):
+    x = ctx.input_shape(0)
+    if x.rank == 0:   # TF's WithRankAtLeast(1): a softmax over no axis
+        raise ValueError("Shape must be at least rank 1 but is rank 0")
+    return x
+
+
 register_op("Softmax").input("logits: T").output("softmax: T").attr(f"T: {_FLOAT}") \
-    .set_shape_fn(unchanged_shape)
+    .set_shape_fn(_softmax_shape)
 register_op("LogSoftmax").input("logits: T").output("logsoftmax: T").attr(f"T: {_FLOAT}") \
-    .set_shape_fn(unchanged_shape)
+    .set_shape_fn(_softmax_shape)
 register_op("LeakyRelu").input("features: T").output("activations: T").attr("alpha: float = 0.2") \
     .attr(f"T: {_FLOAT}").set_shape_fn(unchanged_shape)
 register_op("ReluGrad").input("gradients: T").input("features: T").output("backprops: T") \
@@ -566,6 +575,8 @@ def _flatten_logits(x, axis):
     rank = x.shape.rank
     if rank is None:
         raise ValueError("logits must have a known rank")
+    if rank == 0:
+        raise InvalidArgumentError(None, None, "logits must have >= 1 dimension, got []")
     if axis is not None and axis % builtins.max(rank, 1) != rank - 1:
         perm = list(range(rank))
         a = axis % rank
