@@ -22,6 +22,7 @@ framework's :func:`~aicslib.framework.kernel_shape_util.get_windowed_output_size
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..framework.errors import InvalidArgumentError, UnimplementedError
 from ..framework.kernel_shape_util import get_windowed_output_size
 from .conv_layout import nchw_to_nhwc, nhwc_to_nchw
 from .work_sharder import scratch
@@ -173,9 +174,29 @@ def backprop_input_padding(input_shape, g):
 # out the layout and padding, and call the NHWC functions.
 
 
-def conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations):
-    """TF attrs (4-element lists in data_format order) -> (strides, padding, dilations) pairs."""
+# TF's reference kernels refuse strides and dilations in the batch and depth dimensions with
+# these classes (conv_ops.cc, conv_grad_*_ops.cc, depthwise_conv_op.cc, TF 2.21 with oneDNN off).
+_STRIDE_ERRORS = {"Conv2D": UnimplementedError, "Conv2DBackpropInput": UnimplementedError}
+_DILATION_ERRORS = {"Conv2DBackpropFilter": InvalidArgumentError}
+
+
+def conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type):
+    """TF attrs (4-element lists in data_format order) -> (strides, padding, dilations) pairs,
+    after TF's checks of the batch and depth entries, which the NHWC functions never read."""
     hi, wi = (1, 2) if data_format == "NHWC" else (2, 3)
+    n, c = 0, 3 if data_format == "NHWC" else 1
+    for what, v in (("strides", strides), ("dilations", dilations)):
+        if len(v) != 4:
+            raise InvalidArgumentError(None, None, f"Sliding window {what} field must specify 4 "
+                                                   f"dimensions")
+    if strides[n] != 1 or strides[c] != 1:
+        raise _STRIDE_ERRORS.get(op_type, InvalidArgumentError)(
+            None, None, "Current implementation does not yet support strides in the batch and "
+                        "depth dimensions.")
+    if dilations[n] != 1 or dilations[c] != 1:
+        raise _DILATION_ERRORS.get(op_type, UnimplementedError)(
+            None, None, "Current implementation does not yet support dilations in the batch and "
+                        "depth dimensions.")
     if padding == "EXPLICIT":
         p = list(explicit_paddings)
         pad = [(p[2 * hi], p[2 * hi + 1]), (p[2 * wi], p[2 * wi + 1])]

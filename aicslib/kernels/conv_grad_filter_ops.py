@@ -262,7 +262,8 @@ def conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), padding="VALID",
 @register_kernel("Conv2DBackpropFilter", type_constraint=_FLOAT)
 def _conv2d_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
                                    explicit_paddings, data_format, dilations):
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations)
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
+                                   "Conv2DBackpropFilter")
     fs = [int(v) for v in np.asarray(filter_sizes).reshape(-1)]
     dw = conv2d_backprop_filter(to_nhwc(input, data_format), to_nhwc(out_backprop, data_format),
                                 fs, s, p, d)

@@ -167,7 +167,8 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
 @register_kernel("Conv2DBackpropInput", type_constraint=_FLOAT)
 def _conv2d_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
                                   explicit_paddings, data_format, dilations):
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations)
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
+                                   "Conv2DBackpropInput")
     dx = conv2d_backprop_input(to_nhwc(out_backprop, data_format), filter,
                                sizes_nhwc(input_sizes, data_format), s, p, d)
     return cast_like(from_nhwc(dx, data_format), out_backprop)

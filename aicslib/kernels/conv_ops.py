@@ -807,6 +807,7 @@ def conv2d_nchw(x_nchw, w_oihw, strides=(1, 1), padding="VALID", dilations=(1, 1
 
 @register_kernel("Conv2D", type_constraint=_FLOAT)
 def _conv2d_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations)
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
+                                   "Conv2D")
     y = conv2d(to_nhwc(input, data_format), filter, s, p, d)
     return cast_like(from_nhwc(y, data_format), input)

@@ -27,7 +27,7 @@ def _fused_conv(op_type, ctx, input, filter, args):  # noqa: A002
         # checked and prepared once, up front; then applied to each block of the output
         stage = OutputStage(fused_ops, args, a["epsilon"], filter.shape[-1], input.dtype, node)
         s, p, d = conv_args_from_attrs(a["strides"], a["padding"], a.get("explicit_paddings", []), "NHWC",
-                                       a.get("dilations", [1, 1, 1, 1]))
+                                       a.get("dilations", [1, 1, 1, 1]), op_type)
 
         def epilogue(blk):
             out = stage(blk)

@@ -480,7 +480,8 @@ def depthwise_conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), paddin
 
 @register_kernel("DepthwiseConv2dNative", type_constraint=_FLOAT)
 def _depthwise_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations)
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
+                                   "DepthwiseConv2dNative")
     y = depthwise_conv2d(to_nhwc(input, data_format), filter, s, p, d)
     return cast_like(from_nhwc(y, data_format), input)
 
@@ -488,7 +489,8 @@ def _depthwise_kernel(input, filter, strides, padding, explicit_paddings, data_f
 @register_kernel("DepthwiseConv2dNativeBackpropInput", type_constraint=_FLOAT)
 def _depthwise_bi_kernel(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
                          explicit_paddings, data_format, dilations):
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations)
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
+                                   "DepthwiseConv2dNativeBackpropInput")
     dx = depthwise_conv2d_backprop_input(to_nhwc(out_backprop, data_format), filter,
                                          sizes_nhwc(input_sizes, data_format), s, p, d)
     return cast_like(from_nhwc(dx, data_format), out_backprop)
@@ -497,7 +499,8 @@ def _depthwise_bi_kernel(input_sizes, filter, out_backprop, strides, padding,  #
 @register_kernel("DepthwiseConv2dNativeBackpropFilter", type_constraint=_FLOAT)
 def _depthwise_bf_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
                          explicit_paddings, data_format, dilations):
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations)
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
+                                   "DepthwiseConv2dNativeBackpropFilter")
     fs = [int(v) for v in np.asarray(filter_sizes).reshape(-1)]
     dw = depthwise_conv2d_backprop_filter(to_nhwc(input, data_format), to_nhwc(out_backprop, data_format),
                                           fs, s, p, d)

@@ -12,7 +12,7 @@ TF's rules that matter for results:
 import numpy as np
 
 from ..framework.dtypes import bfloat16, float16, float32, float64, int32, int64
-from ..framework.errors import InvalidArgumentError
+from ..framework.errors import InvalidArgumentError, UnimplementedError
 from ..framework.kernel_registry import register_kernel
 from ..framework.kernel_shape_util import get_windowed_output_size
 from ..native import pooling_binding
@@ -22,12 +22,16 @@ from .conv_layout import nchw_to_nhwc, nhwc_to_nchw
 FLOAT = [float16, bfloat16, float32, float64]
 
 
-def _geometry(shape, ksize, strides, padding, data_format):
-    """NHWC shape -> (kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr)."""
-    hi, wi = (1, 2) if data_format == "NHWC" else (2, 3)
+def _check_ksize(ksize):
     for i, k in enumerate(ksize):
         if k <= 0:   # TF (pooling_ops_common.h): a zero window would read no input at all
             raise InvalidArgumentError(None, None, f"Sliding window ksize for dimension {i} was zero.")
+
+
+def _geometry(shape, ksize, strides, padding, data_format):
+    """NHWC shape -> (kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr)."""
+    hi, wi = (1, 2) if data_format == "NHWC" else (2, 3)
+    _check_ksize(ksize)
     kh, kw, sh, sw = ksize[hi], ksize[wi], strides[hi], strides[wi]
     Ho, pt, pb = get_windowed_output_size(shape[1], kh, sh, 1, padding)
     Wo, pl, pr = get_windowed_output_size(shape[2], kw, sw, 1, padding)
@@ -245,13 +249,52 @@ def max_pool_grad_grad_with_argmax(x, grad, argmax, include_batch_in_index):
     return grad.reshape(-1)[idx].reshape(np.shape(argmax))
 
 
+def max_pool_depthwise(x, ksize, strides):
+    """NHWC max pooling over windows of ``ksize[3]`` channels (TF's CPU "depthwise max
+    pooling"): each pixel keeps the maximum of each group of channels."""
+    k = ksize[3]
+    if ksize[1] != 1 or ksize[2] != 1:
+        raise UnimplementedError(None, None, "MaxPooling supports exactly one of pooling across "
+                                             "depth or pooling across width/height.")
+    if x.shape[3] % k:
+        raise UnimplementedError(None, None, "Depthwise max pooling requires the depth window to "
+                                             "evenly divide the input depth")
+    if strides[3] != k:
+        raise UnimplementedError(None, None, "Depthwise max pooling requires the depth window to "
+                                             "equal the depth stride")
+    N, H, W, C = x.shape
+    return x.reshape(N, H, W, C // k, k).max(axis=-1)
+
+
 # --- registrations -------------------------------------------------------------
+
+NON_SPATIAL = "Non-spatial pooling is not yet supported. Volunteers? :)"
+
+
+def _pool_dims(ksize, strides, data_format):
+    """``ksize`` and ``strides`` in NHWC order, after TF's refusal of windows or strides over
+    the batch (pooling_ops_common.cc); the NHWC functions never read those entries."""
+    k, s = _nhwc_list(ksize, data_format), _nhwc_list(strides, data_format)
+    _check_ksize(k)
+    if k[0] != 1 or s[0] != 1:
+        raise UnimplementedError(None, None, "Pooling is not yet supported on the batch dimension.")
+    return k, s
+
+
+def _refuse_depth(k, s, grad_op):
+    """TF's max pooling gradients have no depthwise form (a stride over channels included)."""
+    if k[3] != 1 or s[3] != 1:
+        raise UnimplementedError(None, None, f"{grad_op} is not yet supported on the depth "
+                                             f"dimension.")
+
 
 @register_kernel("MaxPool", type_constraint={"T": FLOAT})
 def _max_pool_kernel(input, ksize, strides, padding, data_format):  # noqa: A002
     x = _nhwc(input, data_format)
-    k, s = _nhwc_list(ksize, data_format), _nhwc_list(strides, data_format)
-    return _back(max_pool(x, k, s, padding), data_format)
+    k, s = _pool_dims(ksize, strides, data_format)
+    # a stride over channels with a window of one channel changes nothing, as in TF
+    y = max_pool_depthwise(x, k, s) if k[3] != 1 else max_pool(x, k, s, padding)
+    return _back(y, data_format)
 
 
 def _nhwc_list(v, data_format):
@@ -261,7 +304,8 @@ def _nhwc_list(v, data_format):
 
 @register_kernel("MaxPoolGrad", type_constraint={"T": FLOAT})
 def _max_pool_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding, data_format):
-    k, s = _nhwc_list(ksize, data_format), _nhwc_list(strides, data_format)
+    k, s = _pool_dims(ksize, strides, data_format)
+    _refuse_depth(k, s, "MaxPoolingGrad")
     dx = max_pool_grad(_nhwc(orig_input, data_format), _nhwc(orig_output, data_format),
                        _nhwc(grad, data_format), k, s, padding)
     return _back(dx, data_format)
@@ -269,7 +313,8 @@ def _max_pool_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding
 
 @register_kernel("MaxPoolGradGrad", type_constraint={"T": FLOAT})
 def _max_pool_grad_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding, data_format):
-    k, s = _nhwc_list(ksize, data_format), _nhwc_list(strides, data_format)
+    k, s = _pool_dims(ksize, strides, data_format)
+    _refuse_depth(k, s, "MaxPoolingGradGrad")
     out = max_pool_grad_grad(_nhwc(orig_input, data_format), _nhwc(orig_output, data_format),
                              _nhwc(grad, data_format), k, s, padding)
     return _back(out, data_format)
@@ -277,19 +322,24 @@ def _max_pool_grad_grad_kernel(orig_input, orig_output, grad, ksize, strides, pa
 
 @register_kernel("AvgPool", type_constraint={"T": FLOAT})
 def _avg_pool_kernel(value, ksize, strides, padding, data_format):
-    k, s = _nhwc_list(ksize, data_format), _nhwc_list(strides, data_format)
+    k, s = _pool_dims(ksize, strides, data_format)
+    if k[3] != 1:
+        raise UnimplementedError(None, None, NON_SPATIAL)
     return _back(avg_pool(_nhwc(value, data_format), k, s, padding), data_format)
 
 
 @register_kernel("AvgPoolGrad", type_constraint={"T": FLOAT})
 def _avg_pool_grad_kernel(orig_input_shape, grad, ksize, strides, padding, data_format):
-    k, s = _nhwc_list(ksize, data_format), _nhwc_list(strides, data_format)
+    k, s = _pool_dims(ksize, strides, data_format)
+    if k[3] != 1:
+        raise UnimplementedError(None, None, NON_SPATIAL)
     shape = _nhwc_list([int(v) for v in np.asarray(orig_input_shape).reshape(-1)], data_format)
     return _back(avg_pool_grad(shape, _nhwc(grad, data_format), k, s, padding), data_format)
 
 
 @register_kernel("MaxPoolWithArgmax", type_constraint={"T": FLOAT, "Targmax": [int32, int64]})
 def _max_pool_with_argmax_kernel(input, ksize, strides, padding, Targmax, include_batch_in_index):  # noqa: A002
+    _pool_dims(ksize, strides, "NHWC")
     return max_pool_with_argmax(input, ksize, strides, padding, include_batch_in_index, Targmax.as_numpy_dtype)
 
 

@@ -58,10 +58,8 @@ def _check_conv_attrs(ctx_attr):
     strides, dil = ctx_attr("strides"), ctx_attr("dilations")
     if len(strides) != 4 or len(dil) != 4:
         raise ValueError(f"strides and dilations must have 4 entries, got {strides} and {dil}")
-    c_axis = 3 if ctx_attr("data_format") == "NHWC" else 1
-    if strides[0] != 1 or strides[c_axis] != 1:
-        raise ValueError(f"Current implementation does not yet support strides in the batch and depth "
-                         f"dimensions, got strides {strides}")
+    # Strides and dilations in the batch and depth dimensions are the kernel's to refuse, when
+    # the graph runs (TF's shape function accepts them, its kernels raise UnimplementedError).
     if min(strides) < 1 or min(dil) < 1:
         raise ValueError(f"strides and dilations must be >= 1, got {strides} and {dil}")
 
@@ -229,10 +227,13 @@ def _pool_shape(ctx):
     fmt = ctx.attr("data_format") if "data_format" in ctx._attrs else "NHWC"
     hi, wi = (1, 2) if fmt == "NHWC" else (2, 3)
     c = 3 if fmt == "NHWC" else 1
-    if ksize[0] != 1 or ksize[c] != 1 or strides[0] != 1 or strides[c] != 1:
-        raise ValueError("Pooling is not yet supported on the batch or depth dimensions: "
-                         f"ksize {ksize}, strides {strides}")
+    # Pooling over the batch is the kernel's to refuse (TF's shape function accepts it).
     dims = list(x.dims)
+    if ksize[c] != 1 and ctx.op_type in ("MaxPool", "AvgPool"):
+        # depthwise pooling (MaxPool's kernel does it, AvgPool's refuses): windows of channels
+        k = ksize[c]
+        dims[c] = dims[c] // k if dims[c] is not None and dims[c] % k == 0 else None
+        return TensorShape(dims)
     for a in (hi, wi):
         if dims[a] is not None:
             dims[a] = get_windowed_output_size(dims[a], ksize[a], strides[a], 1, ctx.attr("padding"))[0]
