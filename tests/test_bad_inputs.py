@@ -301,6 +301,14 @@ def test_softmax_needs_a_class_axis():
     lambda: aics.tile(np.ones([1 << 10], np.float32), [1 << 30]),
     lambda: aics.broadcast_to(np.ones([1], np.float32), [1 << 30, 1 << 30]),
     lambda: aics.random.normal([1 << 30, 1 << 10]),
+    lambda: aics.pad(np.ones([2, 2], np.float32), [[0, 10 ** 11], [0, 0]]),   # issue 29
+    lambda: aics.pad(np.ones([2, 2], np.float32), [[0, 2 ** 62], [0, 2 ** 62]]),
+    lambda: aics.range(0, 10 ** 12, dtype=aics.int64),
+    lambda: aics.eye(10 ** 6),
+    lambda: aics.one_hot(np.zeros([10 ** 6], np.int32), 10 ** 6),
+    lambda: aics.image.resize(np.ones([1, 2, 2, 1], np.float32), [10 ** 6, 10 ** 6]),
+    lambda: aics.math.unsorted_segment_sum(np.ones([1, 1 << 20], np.float32), [0], 2 ** 31 - 1),
+    lambda: aics.sparse.to_dense(aics.sparse.SparseTensor([[0, 0]], [1.0], [1 << 30, 1 << 30])),
 ])
 def test_huge_allocations_are_resource_exhausted_before_touching_memory(make):
     start = time.perf_counter()
@@ -308,6 +316,26 @@ def test_huge_allocations_are_resource_exhausted_before_touching_memory(make):
                        match=r"OOM when allocating tensor with shape\[\d+(,\d+)*\]"):
         make()
     assert time.perf_counter() - start < 1.0
+
+
+def test_pad_arguments_are_checked_as_tf_checks_them():
+    x = np.ones([2, 2], np.float32)
+    with pytest.raises(Invalid, match="Paddings must be non-negative: 1 -2"):
+        aics.pad(x, [[0, 0], [1, -2]])
+    with pytest.raises(Invalid, match=r"The first dimension of paddings must be the rank of "
+                                      r"inputs\[1,2\] \[2,2\]"):
+        aics.pad(x, [[0, 0]])
+    with pytest.raises(Invalid, match=r"paddings must be a matrix with 2 columns: \[2,3\]"):
+        aics.raw_ops.Pad(input=x, paddings=[[0, 0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(aics.pad(x, np.array([[0, 1], [2, 0]], np.int64)).numpy(),
+                                  np.pad(x, [(0, 1), (2, 0)]))
+    with aics.Graph().as_default():
+        big = aics.pad(aics.constant(x), [[0, 10 ** 11], [0, 0]], name="big")
+        assert big.shape.as_list() == [10 ** 11 + 2, 2]      # as TF's shape function says
+        with aics.Session() as sess:
+            with pytest.raises(aics.errors.ResourceExhaustedError,
+                               match=r"OOM when allocating tensor with shape\[100000000002,2\]"):
+                sess.run(big)
 
 
 def test_huge_allocation_in_a_session_names_the_node():

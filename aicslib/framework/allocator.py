@@ -14,6 +14,7 @@ import os
 
 from . import dtypes as _dtypes
 from .errors import ResourceExhaustedError
+from .tensor_shape import shape_debug_string
 
 __all__ = ["check_allocation", "memory_limit_bytes", "oom_error"]
 
@@ -34,8 +35,8 @@ def oom_error(shape, dtype, detail=""):
         tf_name = _dtypes.type_string(dtype)
     except TypeError:
         tf_name = str(dtype)
-    dims = ",".join(str(int(d)) for d in shape)
-    return ResourceExhaustedError(None, None, f"OOM when allocating tensor with shape[{dims}] and "
+    return ResourceExhaustedError(None, None, f"OOM when allocating tensor with shape"
+                                              f"{shape_debug_string(shape)} and "
                                               f"type {tf_name} on {CPU_DEVICE} by allocator cpu"
                                               + (f" ({detail})" if detail else ""))
 

@@ -167,3 +167,11 @@ def as_shape(shape):
 
 def unknown_shape(rank=None):
     return TensorShape(None if rank is None else [None] * rank)
+
+
+def shape_debug_string(dims):
+    """A shape as TF's C++ messages print it (TensorShape::DebugString): ``[2,3]``, ``?`` for
+    an unknown size, ``<unknown>`` for an unknown rank."""
+    if dims is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(int(d)) for d in dims) + "]"

@@ -6,6 +6,7 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.allocator import check_allocation
 from ..framework.kernel_registry import register_kernel
 from ..framework.strided_slice import strided_slice_spec
+from ..framework.tensor_shape import shape_debug_string
 
 
 @register_kernel("Const")
@@ -256,6 +257,7 @@ def _one_hot(indices, depth, on_value, off_value, axis=-1):
     depth = int(depth)
     if depth < 0:
         raise InvalidArgumentError(None, None, f"depth must be non-negative, got: {depth}")
+    check_allocation(indices.shape + (depth,), on_value.dtype)
     out = np.full(indices.shape + (depth,), off_value, dtype=on_value.dtype)
     valid = (indices >= 0) & (indices < depth)  # out-of-range indices give all-off rows, as TF
     idx = np.where(valid, indices, 0)
@@ -268,11 +270,21 @@ def _one_hot(indices, depth, on_value, off_value, axis=-1):
 
 @register_kernel("Pad")
 def _pad(input, paddings):  # noqa: A002
-    p = np.asarray(paddings).reshape(-1, 2)
-    if len(p) != input.ndim or np.any(p < 0):
-        raise InvalidArgumentError(None, None, f"paddings must be a non-negative [{input.ndim}, 2] matrix, "
-                                   f"got {p.tolist()}")
-    return np.pad(input, [(int(a), int(b)) for a, b in p])
+    p = np.asarray(paddings)   # TF's checks and messages (pad_op.cc)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise InvalidArgumentError(None, None, f"paddings must be a matrix with 2 columns: "
+                                               f"{shape_debug_string(p.shape)}")
+    if p.shape[0] != input.ndim:
+        raise InvalidArgumentError(None, None, f"The first dimension of paddings must be the rank "
+                                               f"of inputs{shape_debug_string(p.shape)} "
+                                               f"{shape_debug_string(input.shape)}")
+    pairs = [(int(a), int(b)) for a, b in p]
+    for a, b in pairs:
+        if a < 0 or b < 0:
+            raise InvalidArgumentError(None, None, f"Paddings must be non-negative: {a} {b}")
+    shape = [d + a + b for d, (a, b) in zip(input.shape, pairs)]
+    check_allocation(shape, input.dtype)
+    return np.pad(input, pairs)
 
 
 @register_kernel("StridedSlice")

@@ -7,6 +7,7 @@ import numpy as np
 from ..framework.dtypes import type_string
 from ..framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError
 from ..framework.kernel_registry import register_kernel
+from ..framework.tensor_shape import shape_debug_string
 
 
 class _IteratorResource:
@@ -125,10 +126,6 @@ def _dims(shape):
     return None if shape is None else [None if d is None or d < 0 else int(d) for d in shape]
 
 
-def _shape_text(dims):
-    return "<unknown>" if dims is None else "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
-
-
 @register_kernel("IteratorFromStringHandleV2")
 def _iterator_from_string_handle(ctx, string_handle, output_types=(), output_shapes=()):
     raw = string_handle[()] if isinstance(string_handle, np.ndarray) else string_handle
@@ -158,7 +155,7 @@ def _iterator_from_string_handle(ctx, string_handle, output_types=(), output_sha
             if w is not None and g is not None and (len(w) != len(g) or any(
                     a is not None and b is not None and a != b for a, b in zip(w, g))):
                 raise InvalidArgumentError(None, None, f"Incompatible shapes at component {i}: expected "
-                                           f"{_shape_text(w)} but got {_shape_text(g)}.")
+                                           f"{shape_debug_string(w)} but got {shape_debug_string(g)}.")
     return it
 
 

@@ -18,6 +18,7 @@ TensorFlow to the last bit or within a few float32 ulps.
 import numpy as np
 
 from ..framework import errors as _errors
+from ..framework.allocator import check_allocation
 from ..framework.kernel_registry import register_kernel
 
 _F32 = np.float32
@@ -41,6 +42,8 @@ def _check_resize_input(images, size, op):
         raise _invalid(f"{op}: output dimensions must be positive")
     if images.shape[1] <= 0 or images.shape[2] <= 0:
         raise _invalid(f"{op}: input image must be of non-zero size")
+    out_dtype = images.dtype if op == "ResizeNearestNeighbor" else _F32
+    check_allocation([images.shape[0], out_h, out_w, images.shape[3]], out_dtype)
     return images, out_h, out_w
 
 

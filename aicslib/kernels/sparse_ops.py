@@ -17,8 +17,10 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.dtypes import bfloat16, float16, float32, float64, int32, int64
+from ..framework.allocator import check_allocation
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
+from ..framework.tensor_shape import shape_debug_string
 
 _VALUE_TYPES = [float16, bfloat16, float32, float64, int32, int64]
 _BLOCK_BYTES = 1 << 19
@@ -55,7 +57,7 @@ def validate_sparse_indices(indices, shape):
     where = f"indices[{n}] = {_index_text(indices[n])}"
     if kind == 0:
         raise InvalidArgumentError(None, None, f"{where} is out of bounds: need 0 <= index < "
-                                   f"[{','.join(str(int(d)) for d in shape)}]")
+                                   f"{shape_debug_string(shape)}")
     if kind == 1:
         raise InvalidArgumentError(None, None, f"{where} is out of order. Many sparse ops require "
                                    "sorted indices.\n    Use `tf.sparse.reorder` to create a "
@@ -89,8 +91,9 @@ def _sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value,
         validate_sparse_indices(indices, shape)
     elif num_elems and np.any((indices < 0) | (indices >= shape)):
         raise InvalidArgumentError(None, None, "Indices are not valid (out of bounds).  Shape: "
-                                   f"[{','.join(str(int(d)) for d in shape)}]")
+                                   f"{shape_debug_string(shape)}")
     values = np.asarray(sparse_values)
+    check_allocation(shape, values.dtype)
     out = np.full(tuple(int(d) for d in shape), default_value, dtype=values.dtype)
     if num_elems:
         out[tuple(indices.T)] = values

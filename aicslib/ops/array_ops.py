@@ -7,6 +7,7 @@ import builtins
 import numpy as np
 
 from ..framework import context, dtypes
+from ..framework.allocator import check_allocation
 from ..framework.common_shapes import range_size, shape_from_constant_input, unchanged_shape
 from ..framework.op_def import register_op
 from ..framework.strided_slice import strided_slice_spec
@@ -329,6 +330,8 @@ def _pad_shape(ctx):
     p = np.asarray(p).reshape(-1, 2)
     if len(p) != x.rank:
         raise ValueError(f"Pad: paddings has {len(p)} rows for a rank-{x.rank} input")
+    if (p < 0).any():
+        raise ValueError("Paddings must be non-negative")
     return TensorShape([None if d is None else d + int(a) + int(b) for d, (a, b) in zip(x.dims, p)])
 
 
@@ -482,6 +485,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
             [("batch_shape", b) for b in batch_shape]:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ValueError(f"eye: {what} must be a non-negative Python integer, got {n!r}")
+    check_allocation([int(b) for b in batch_shape] + [int(num_rows), int(num_columns)], dtype)
     matrix = np.eye(int(num_rows), int(num_columns), dtype=dtype.as_numpy_dtype)
     value = np.broadcast_to(matrix, tuple(int(b) for b in batch_shape) + matrix.shape).copy()
     return constant(value, dtype=dtype, name=name or "eye")
@@ -640,8 +644,11 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if mode.upper() != "CONSTANT" or constant_values != 0:
         raise NotImplementedError("aics.pad supports mode='CONSTANT' with constant_values=0.")
-    return apply_op("Pad", [tensor, np.asarray(paddings, dtype=np.int32) if isinstance(paddings, (list, tuple)) else paddings],
-                    name=name)
+    attrs = {}
+    if isinstance(paddings, (list, tuple)):
+        # int32, as TF converts them, unless a padding needs int64
+        attrs["Tpaddings"] = default_dtype_for(paddings)
+    return apply_op("Pad", [tensor, paddings], attrs, name=name)
 
 
 def slice_helper(tensor, key):
