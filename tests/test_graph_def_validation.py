@@ -49,10 +49,32 @@ def _node(gd, name):
 def test_output_index_out_of_range_names_the_node():
     gd = _graph_def()
     _node(gd, "mul")["input"][0] = "mm:7"
+    # TF's words, after the field they are about: the node's input 0
     with pytest.raises(aics.errors.InvalidArgumentError,
-                       match="Node 'mul': Connecting to invalid output 7 of source node mm which "
-                             "has 1 outputs"):
+                       match="Node 'mul': input 0 'mm:7': Connecting to invalid output 7 of source "
+                             "node mm which has 1 outputs"):
         _import(gd)
+
+
+@pytest.mark.parametrize("claimed", ["DT_INT32", "DT_DOUBLE"])
+def test_const_whose_dtype_attr_disagrees_with_its_value_is_refused(claimed):
+    # TF 2.21 imports such a node and fails when it runs ("Type mismatch between value (float)
+    # and dtype (int32)"), or at the consumer's dtype check; here the import names the node
+    gd = _graph_def()
+    _node(gd, "w")["attr"]["dtype"] = {"type": claimed}
+    shown = {"DT_INT32": ("int32", "int32"), "DT_DOUBLE": ("double", "float64")}[claimed]
+    with pytest.raises(aics.errors.InvalidArgumentError,
+                       match=rf"Node 'w': Type mismatch between value \(float\) and dtype "
+                             rf"\({shown[0]}\): attr 'value' holds a float32 tensor, attr 'dtype' "
+                             rf"says {shown[1]}\.") as info:
+        _import(gd)
+    assert isinstance(info.value, ValueError)
+    with aics.Graph().as_default() as g:
+        with pytest.raises(ValueError, match="Node 'names': Type mismatch"):
+            bad = _graph_def()
+            _node(bad, "names")["attr"]["dtype"] = {"type": "DT_FLOAT"}
+            aics.import_graph_def(bad)
+        assert g.get_operations() == []        # nothing was added
 
 
 def test_duplicate_node_names_are_refused():

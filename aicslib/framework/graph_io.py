@@ -336,6 +336,22 @@ def validate_graph_def(graph_def, input_map=None):
         for a in op_def.attr:
             if a.name not in attrs and not a.has_default:
                 raise InvalidGraphDefError(f"NodeDef '{name}' is missing attr '{a.name}'.")
+        _check_const_dtype(name, declared, attrs)
+
+
+def _check_const_dtype(node, declared, attrs):
+    """A Const's two dtypes (of its value, and its 'dtype' attr, which its output has) must
+    agree: TF's Const kernel refuses the node only when it runs; here the import does."""
+    if not ("value" in attrs and "dtype" in attrs and declared["value"].type == "tensor"
+            and declared["dtype"].type == "type"):
+        return
+    value = dtypes.as_dtype(attrs["value"]["tensor"]["dtype"])
+    claimed = dtypes.as_dtype(attrs["dtype"]["type"])
+    if value != claimed:
+        raise InvalidGraphDefError(
+            f"Node '{node}': Type mismatch between value ({dtypes.type_string(value)}) and dtype "
+            f"({dtypes.type_string(claimed)}): attr 'value' holds a {value.name} tensor, attr "
+            f"'dtype' says {claimed.name}.")
 
 
 def _expected_input_dtypes(op_def, attrs):
@@ -384,7 +400,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
                 else:
                     attrs[a.name] = a.default_value
             data_inputs, control = [], []
-            for inp in nd.get("input", []):
+            for position, inp in enumerate(nd.get("input", [])):
                 if inp.startswith("^"):
                     control.append(created[inp[1:]])
                     continue
@@ -405,8 +421,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
                 outputs = created[src].outputs
                 if int(idx) >= len(outputs):
                     raise InvalidGraphDefError(
-                        f"Node '{node}': Connecting to invalid output {idx} of source node "
-                        f"{src} which has {len(outputs)} outputs.")
+                        f"Node '{node}': input {position} '{inp}': Connecting to invalid "
+                        f"output {idx} of source node {src} which has {len(outputs)} outputs.")
                 data_inputs.append(outputs[int(idx)])
             if None in data_inputs:
                 stand_in = next((t for t in data_inputs if t is not None), None)
