@@ -349,6 +349,9 @@ def test_max_to_keep_none_lists_only_the_newest(tmp_path, max_to_keep):
     assert state.model_checkpoint_path == paths[-1]
     assert state.all_model_checkpoint_paths == [paths[-1]]
     assert all(aics.train.checkpoint_exists(p) for p in paths)
+    # TF 2.21's tf.compat.v1.train.Saver(max_to_keep=None or 0) records none of them
+    assert saver.last_checkpoints == []
+    assert aics.train.latest_checkpoint(str(tmp_path)) == paths[-1]
 
 
 def test_write_file_uses_a_unique_temp_name_and_fsyncs(tmp_path, monkeypatch):

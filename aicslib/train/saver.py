@@ -537,7 +537,8 @@ class Saver:
     ``var_list``: None (all global variables of the default graph), a list of
     variables (saved under their names) or a dict {name: variable}.
     ``max_to_keep``: how many recent checkpoints to keep (None or 0: all files are kept and,
-    as in TF, the state file lists only the newest).
+    as in TF, none is recorded: ``last_checkpoints`` stays empty and the state file lists
+    only the newest).
     ``sharded``: TF writes one shard per device the variables are placed on; when
     they all share one device that is a single shard, the same files as unsharded,
     so True is accepted then and raises NotImplementedError otherwise.
@@ -649,17 +650,18 @@ class Saver:
                                        strip_default_attrs)
                 _crash_point("meta_written")
         if write_state:
-            if prefix in self._last_checkpoints:
-                self._last_checkpoints.remove(prefix)
-            self._last_checkpoints.append(prefix)
             removed = []
             if self._max_to_keep:
+                if prefix in self._last_checkpoints:
+                    self._last_checkpoints.remove(prefix)
+                self._last_checkpoints.append(prefix)
                 while len(self._last_checkpoints) > self._max_to_keep:
                     removed.append(self._last_checkpoints.pop(0))
                 listed = self._last_checkpoints
             else:
-                # TF: with max_to_keep None or 0 no checkpoint is deleted, and the state file
-                # lists only the newest one.
+                # TF (_RecordLastCheckpoint): with max_to_keep None or 0 the Saver records no
+                # checkpoint, so none is deleted, last_checkpoints stays empty and the state
+                # file lists only the newest one.
                 listed = [prefix]
             folder = os.path.dirname(os.path.abspath(prefix))
             update_checkpoint_state(folder, prefix, listed, latest_filename)
