@@ -26,6 +26,7 @@ def rank_job(out, repeats):
     """Runs inside each MPI rank: times ring vs MPI Allreduce; rank 0 writes the medians."""
     from aicslib.distribute import allreduce, init, ring_allreduce
     from aicslib.distribute.train_data_parallel import pingpong
+    from aicslib.framework.file_io import atomic_write
     comm = init()
     rows = []
     for n in SIZES:
@@ -40,7 +41,7 @@ def rank_job(out, repeats):
         rows.append((n, statistics.median(times["ring"]), statistics.median(times["mpi"])))
     sizes, secs = pingpong(comm)
     if comm.Get_rank() == 0:
-        np.savez(out, rows=np.array(rows), pp_bytes=sizes, pp_seconds=secs)
+        atomic_write(out, lambda f: np.savez(f, rows=np.array(rows), pp_bytes=sizes, pp_seconds=secs))
 
 
 def towers(repeats, fast):
@@ -101,7 +102,7 @@ def main():
             return
         if r.returncode != 0:
             sys.exit(r.stderr)
-        d = np.load(out)
+        d = np.load(out, allow_pickle=False)
         print("allreduce over 2 MPI ranks (median):")
         for n, ring_s, mpi_s in d["rows"]:
             print(f"  {int(n):>9} float64: ring {ring_s * 1e3:8.3f} ms   MPI_Allreduce {mpi_s * 1e3:8.3f} ms   "

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import aicslib as aics
+from aicslib.framework import file_io
 from aicslib.train import saver as saver_mod
 
 
@@ -85,7 +86,7 @@ def test_crash_during_save_keeps_previous_checkpoint(tmp_path, monkeypatch):
 
             # Fail while the index of the second checkpoint is being written:
             # the data file is complete, the index is not.
-            real_write = saver_mod._atomic_write
+            real_write = file_io.atomic_write
 
             def failing_write(path, write_fn, binary=True):
                 if path.endswith(".index.json"):
@@ -94,10 +95,10 @@ def test_crash_during_save_keeps_previous_checkpoint(tmp_path, monkeypatch):
                         raise OSError("disk full (simulated)")
                     return real_write(path, partial, binary)
                 return real_write(path, write_fn, binary)
-            monkeypatch.setattr(saver_mod, "_atomic_write", failing_write)
+            monkeypatch.setattr(file_io, "atomic_write", failing_write)
             with pytest.raises(OSError, match="simulated"):
                 saver.save(sess, str(tmp_path / "model"), global_step=2)
-            monkeypatch.setattr(saver_mod, "_atomic_write", real_write)
+            monkeypatch.setattr(file_io, "atomic_write", real_write)
 
             assert aics.train.latest_checkpoint(str(tmp_path)) == good
             assert not aics.train.checkpoint_exists(str(tmp_path / "model-2"))

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 
+from ..framework.file_io import atomic_write_string_to_file
 from .mpi import MISSING_MPI
 
 _HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -86,9 +87,9 @@ def parse_hostfile(path):
 
 def write_hostfile(hosts, flavor, directory):
     path = os.path.join(directory, "hosts")
-    with open(path, "w", encoding="utf-8") as f:
-        for host, slots in hosts:
-            f.write(f"{host} slots={slots}\n" if flavor == "openmpi" else f"{host}:{slots}\n")
+    lines = [f"{host} slots={slots}\n" if flavor == "openmpi" else f"{host}:{slots}\n"
+             for host, slots in hosts]
+    atomic_write_string_to_file(path, "".join(lines))
     return path
 
 

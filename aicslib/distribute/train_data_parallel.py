@@ -113,10 +113,10 @@ def main(argv=None):
     if comm.Get_rank() == 0:
         print(f"rank 0 of {comm.Get_size()}: losses {np.round(losses, 4).tolist()}", flush=True)
         if a.out:
-            tmp = a.out + ".tmp.npz"
-            np.savez(tmp, losses=losses, timings=timings, size=comm.Get_size(),
-                     **{f"w{i}": w for i, w in enumerate(weights)}, **extra)
-            os.replace(tmp, a.out)
+            from aicslib.framework.file_io import atomic_write
+            arrays = dict(losses=losses, timings=timings, size=comm.Get_size(),
+                          **{f"w{i}": w for i, w in enumerate(weights)}, **extra)
+            atomic_write(a.out, lambda f: np.savez(f, **arrays))
 
 
 if __name__ == "__main__":

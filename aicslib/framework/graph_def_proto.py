@@ -25,6 +25,7 @@ import os
 import numpy as np
 
 from . import dtypes
+from .file_io import atomic_write_string_to_file
 from .op_def import op_def_registry
 
 _SCALAR_FIELDS = {"i": "i", "f": "f", "b": "b", "s": "s", "type": "type", "shape": "shape"}
@@ -239,7 +240,6 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
 
     ``as_text=False``: binary protobuf (``.pb``); ``as_text=True``: protobuf text format
     (``.pbtxt``); a ``name`` ending in ``.json``: aicslib's JSON (as before)."""
-    from .graph_io import atomic_write_text
     g = graph_or_graph_def
     if hasattr(g, "as_graph_def"):
         g = g.as_graph_def()
@@ -248,18 +248,16 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
     if logdir:
         os.makedirs(logdir, exist_ok=True)
     path = os.path.join(logdir, name)
+    # every format through one crash-safe writer: a reader sees the old file or the new one
     if name.endswith(".json"):
-        atomic_write_text(path, json.dumps(g, indent=1 if as_text else None))
+        atomic_write_string_to_file(path, json.dumps(g, indent=1 if as_text else None))
         return path
     proto = graph_def_to_proto(g)
     if as_text:
         from google.protobuf import text_format
-        atomic_write_text(path, text_format.MessageToString(proto))
+        atomic_write_string_to_file(path, text_format.MessageToString(proto))
         return path
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(proto.SerializeToString())
-    os.replace(tmp, path)  # atomic: a reader never sees half a file
+    atomic_write_string_to_file(path, proto.SerializeToString())
     return path
 
 

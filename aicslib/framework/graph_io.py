@@ -1,4 +1,4 @@
-"""GraphDef as JSON: ``Graph.as_graph_def()``, ``import_graph_def``, ``write_graph``.
+"""GraphDef as JSON: ``Graph.as_graph_def()``, ``import_graph_def`` (files: ``graph_def_proto.py``).
 
 The format mirrors TF's GraphDef proto (a list of NodeDefs with ``name``,
 ``op``, ``input`` — ``"x"``, ``"x:1"``, ``"^ctrl"`` — ``device`` and
@@ -6,9 +6,7 @@ The format mirrors TF's GraphDef proto (a list of NodeDefs with ``name``,
 """
 import base64
 import json
-import os
 import re
-import tempfile
 
 import numpy as np
 
@@ -484,34 +482,3 @@ class _null:
 
     def __exit__(self, *exc):
         return False
-
-
-def atomic_write_text(path, text):
-    """Writes a file so a crash leaves either the old or the new content, never a mix."""
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
-def write_graph(graph_or_graph_def, logdir, name, as_text=True):
-    """Saves a GraphDef as JSON to ``logdir/name``; returns the path."""
-    gd = graph_or_graph_def.as_graph_def() if hasattr(graph_or_graph_def, "as_graph_def") else graph_or_graph_def
-    path = os.path.join(logdir, name)
-    atomic_write_text(path, json.dumps(gd, indent=1 if as_text else None))
-    return path
-
-
-def read_graph(path):
-    """Loads a GraphDef written by write_graph."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)

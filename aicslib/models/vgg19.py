@@ -38,6 +38,7 @@ import zipfile
 
 import numpy as np
 
+from ..framework.file_io import atomic_write
 # keras.applications.vgg19.preprocess_input: RGB -> BGR, subtract the ImageNet mean (caffe mode,
 # pixels in [0, 255], no scaling). Re-exported, the same function, so the two cannot drift apart.
 from ..keras.applications import imagenet_utils
@@ -155,9 +156,7 @@ def save_weights(path, weights):
     path = os.fspath(path)
     arrays = {f"{name}/{what}": np.asarray(a, np.float32)
               for name, pair in weights.items() for what, a in zip(("W", "b"), pair)}
-    tmp = path + ".tmp.npz"
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: np.savez(f, **arrays))
     return path
 
 

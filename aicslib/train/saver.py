@@ -74,13 +74,7 @@ def _crash_point(step):
     """Called after each step of a save; tests replace it to crash a save at that step."""
 
 
-# -- atomic files ---------------------------------------------------------------------------
-
-def _atomic_write(path, write_fn, binary=True):
-    """Writes ``path`` through ``write_fn(file)`` into a unique temporary file, fsyncs it,
-    then renames it over ``path``."""
-    file_io.atomic_write(path, write_fn, binary)
-
+# -- atomic files (each written through file_io.atomic_write) ----------------------------------
 
 def _sha256(path):
     h = hashlib.sha256()
@@ -95,7 +89,7 @@ def _index_text(index):
 
 
 def _write_index(path, index):
-    _atomic_write(path, lambda f: f.write(_index_text(index)), binary=False)
+    file_io.atomic_write(path, lambda f: f.write(_index_text(index)), binary=False)
 
 
 def _staged_files(prefix):
@@ -174,7 +168,7 @@ def write_checkpoint(prefix, values, global_step=None, extra=None):
     committed = False
     try:
         # 1. the values, under a name nothing else uses
-        _atomic_write(staged, lambda f: np.savez(f, **arrays))
+        file_io.atomic_write(staged, lambda f: np.savez(f, **arrays))
         _crash_point("data_staged")
         index = {"format": FORMAT, "version": VERSION, "data_file": os.path.basename(staged),
                  "data_sha256": _sha256(staged), "global_step": global_step,
@@ -437,7 +431,7 @@ def update_checkpoint_state(checkpoint_dir, model_checkpoint_path, all_model_che
         return os.path.relpath(p, d) if os.path.dirname(p) == d else p
     lines = [f'model_checkpoint_path: "{rel(model_checkpoint_path)}"']
     lines += [f'all_model_checkpoint_paths: "{rel(p)}"' for p in all_model_checkpoint_paths]
-    _atomic_write(_state_path(checkpoint_dir, latest_filename),
+    file_io.atomic_write(_state_path(checkpoint_dir, latest_filename),
                   lambda f: f.write("\n".join(lines) + "\n"), binary=False)
 
 
@@ -698,7 +692,7 @@ class Saver:
                             f"cannot be written as JSON ({e}). The checkpoint itself is "
                             f"complete; pass write_meta_graph=False to skip the meta graph.")
             return
-        _atomic_write(path, lambda f: f.write(text), binary=False)
+        file_io.atomic_write(path, lambda f: f.write(text), binary=False)
 
     def restore(self, sess, save_path):
         """Restores every variable of this Saver from the checkpoint ``save_path``."""

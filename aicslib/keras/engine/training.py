@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from ...framework.backprop import GradientTape
+from ...framework.file_io import atomic_write
 from ...framework.ops import convert_to_tensor
 from ... import optimizers as _optimizers_namespace
 from .. import losses as losses_module
@@ -179,9 +180,7 @@ class Model(Layer):
         path = _weights_path(filepath)
         arrays = {f"w{i}": v for i, v in enumerate(self.get_weights())}
         names = np.array([w.name for w in self.weights])
-        tmp = path + ".tmp.npz"
-        np.savez(tmp, __names__=names, **arrays)
-        os.replace(tmp, path)
+        atomic_write(path, lambda f: np.savez(f, __names__=names, **arrays))
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, options=None):
         """Restores weights written by ``save_weights``; the model must have been called once."""
