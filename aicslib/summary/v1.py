@@ -15,6 +15,7 @@ an event file that TensorBoard reads. ``add_graph`` writes the graph as a
 """
 import re
 import time
+import warnings
 
 from ..compat.v1 import logging as _logging
 from ..framework import context
@@ -130,8 +131,17 @@ class FileWriter:
     def event_file(self):
         return self._writer.path
 
+    def _closed(self):
+        """TF1's FileWriter after close(): a warning, and the call does nothing."""
+        if self._writer.closed:
+            warnings.warn("Attempting to use a closed FileWriter. The operation will be a noop "
+                          "unless the FileWriter is explicitly reopened.", stacklevel=3)
+            return True
+        return False
+
     def add_event(self, event):
-        self._writer.add_event(event)
+        if not self._closed():
+            self._writer.add_event(event)
 
     def add_summary(self, summary, global_step=None):
         """Adds a serialized Summary (what ``sess.run(summary_op)`` returns) at ``global_step``."""
@@ -162,7 +172,8 @@ class FileWriter:
         self.add_event(ev)
 
     def flush(self):
-        self._writer.flush()
+        if not self._closed():
+            self._writer.flush()
 
     def close(self):
         self._writer.close()
