@@ -177,6 +177,11 @@ def linspace(start, stop, num, name=None, axis=0):
             start = math_ops.cast(start, dtypes.float32)
         stop = convert_to_tensor(stop, dtype=start.dtype) if hasattr(stop, "dtype") else \
             convert_to_tensor(np.asarray(stop, start.dtype.as_numpy_dtype))
+        num = convert_to_tensor(num)
+        if not num.dtype.is_integer:   # TF's check: range(0, 2.5) would give 3 values
+            shown = num.numpy() if hasattr(num, "numpy") else num.name
+            raise TypeError(f"Argument `tensor` (name: num) must be of type integer. Received "
+                            f"`tensor` = {shown} of dtype: {num.dtype.name}")
         n = math_ops.cast(num, start.dtype)
         step = (stop - start) / math_ops.maximum(n - 1.0, 1.0)
         idx = math_ops.cast(array_ops.range(0, num), start.dtype)

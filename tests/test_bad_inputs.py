@@ -137,6 +137,19 @@ def test_gather_axis_range(rank, axis):
             aics.gather(params, [0], axis=axis)
 
 
+@pytest.mark.parametrize("indices,where,bad", [([0, -1], "1", -1), ([[0, 5]], "0,1", 5)])
+def test_gather_names_the_index_out_of_range(indices, where, bad):
+    # TF 2.21: "indices[0,1] = 5 is not in [0, 3)"
+    want = rf"indices\[{where}\] = {bad} is not in \[0, 3\)"
+    with pytest.raises(Invalid, match=want):
+        aics.gather([1., 2., 3.], indices)
+    with aics.Graph().as_default():
+        g = aics.gather(aics.constant([1., 2., 3.]), aics.placeholder(aics.int32, None, name="i"))
+        with aics.Session() as sess:
+            with pytest.raises(Invalid, match=want):
+                sess.run(g, {"i:0": indices})
+
+
 # -- unsorted_segment_sum ----------------------------------------------------------------------
 
 def _segment_sums(data, ids, n):
@@ -233,6 +246,15 @@ def test_float_range_values_are_tfs():
     assert r[3] == np.float32(3.5999999046325684) and r[-1] == np.float32(99.5)
     assert aics.range(0, 3.5, 1).dtype == aics.float32          # the widest argument's dtype
     assert aics.range(np.int64(3)).dtype == aics.int64
+
+
+def test_linspace_needs_an_integer_count():
+    # TF 2.21 refuses num=2.5 (a float range(0, 2.5) would make three values)
+    with pytest.raises(TypeError, match=r"Argument `tensor` \(name: num\) must be of type integer"):
+        aics.linspace(0., 1., 2.5)
+    with pytest.raises(Invalid, match="Requires start <= limit when delta > 0: 0/-1"):
+        aics.linspace(0., 1., -1)
+    np.testing.assert_allclose(aics.linspace(0., 1., 5).numpy(), np.linspace(0, 1, 5))
 
 
 def test_dataset_range_arguments():

@@ -49,9 +49,13 @@ def test_mixed_lists_are_refused_with_tfs_message(value, graph):
         assert str(info.value) == MIXED
 
 
-def test_a_ragged_variable_and_feed_are_refused():
+def test_a_ragged_variable_feed_or_shape_is_refused():
     with pytest.raises(ValueError, match="non-rectangular"):
         aics.Variable([[1.0, 2.0], [3.0]])
+    for make in (lambda: aics.ones([[1, 2], [3]]), lambda: aics.reshape([1., 2.], [[1], [2, 3]])):
+        with pytest.raises(ValueError) as info:
+            make()
+        assert str(info.value) == RAGGED
     with aics.Graph().as_default():
         x = aics.placeholder(aics.float32, [None, None], name="x")
         with aics.Session() as sess:

@@ -246,9 +246,11 @@ def _gather(params, indices, axis, batch_dims=0):
                                                f"{params.ndim}), but got {axis}")
     axis %= params.ndim
     n = params.shape[axis]
-    if np.any((indices < 0) | (indices >= n)):
-        bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
-        raise InvalidArgumentError(None, None, f"indices = {bad} is not in [0, {n})")
+    outside = (indices < 0) | (indices >= n)
+    if np.any(outside):
+        where = np.unravel_index(int(np.argmax(outside)), np.shape(indices))
+        raise InvalidArgumentError(None, None, f"indices[{','.join(map(str, where))}] = "
+                                               f"{indices[where]} is not in [0, {n})")
     return np.take(params, indices, axis=axis)
 
 

@@ -14,6 +14,7 @@ from ..framework.strided_slice import strided_slice_spec
 from ..framework.eager import EagerTensor
 from ..framework.execute import apply_op
 from ..framework.ops import TensorOperators, convert_to_tensor, default_dtype_for, to_numpy
+from ..framework.python_sequences import sequence_to_array
 from ..framework.tensor_shape import TensorShape, as_shape
 
 _ALL = "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, bool, string, resource, complex64, complex128}"  # noqa: E501
@@ -452,10 +453,10 @@ def _shape_arg(shape):
         return shape
     if isinstance(shape, TensorShape):
         shape = shape.as_list()
-    arr = np.asarray(shape)
+    arr = sequence_to_array(shape)
     if arr.size and arr.dtype.kind in "iu" and (arr.min() < -2**31 or arr.max() >= 2**31):
         return arr.astype(np.int64).reshape(-1)   # as TF converts such a list: int64
-    return np.asarray(shape, dtype=np.int32).reshape(-1)
+    return arr.astype(np.int32).reshape(-1)
 
 
 def fill(dims, value, name=None):
