@@ -3,8 +3,13 @@
 A shape function takes an inference context (``ctx.input_shape(i)``,
 ``ctx.input_constant(i)``, ``ctx.attr(name)``) and returns the output
 shape(s). It raises ValueError for incompatible inputs; the graph builder
-turns that into an InvalidArgumentError naming the node and its inputs.
+turns that into a GraphConstructionError (an InvalidArgumentError and a ValueError)
+naming the node and its inputs.
 """
+import math
+
+import numpy as np
+
 from .tensor_shape import TensorShape
 
 
@@ -81,7 +86,6 @@ def reduction_shape(ctx):
         return TensorShape(None)
     if axes is None:
         return TensorShape([None] * x.rank) if keep else TensorShape(None)
-    import numpy as np
     axes = normalize_axes(np.atleast_1d(axes).tolist(), x.rank)
     if keep:
         return TensorShape([1 if i in axes else d for i, d in enumerate(x.dims)])
@@ -112,8 +116,6 @@ def range_size(start, limit, delta):
     """Length of ``Range(start, limit, delta)`` (NumPy scalars of the op's dtype), with the
     refusals of TF's RangeOp (sequence_ops.cc) as ValueError: the graph builder reports them
     when the inputs are constants, the kernel when they are not."""
-    import math
-    import numpy as np
     if delta == 0:
         raise ValueError(f"Requires delta != 0: {_shown(delta)}")
     if delta > 0:

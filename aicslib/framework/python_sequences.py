@@ -17,14 +17,14 @@ _NUMBER = (bool, int, float, complex, np.bool_, np.number)
 _TEXT = (str, bytes, np.str_, np.bytes_)
 
 
-def is_text(value):
+def _is_text(value):
     """True for a Python or NumPy string scalar."""
     return isinstance(value, _TEXT)
 
 
 def first_text(value):
     """The first string in a (nested) Python value, or None."""
-    if is_text(value):
+    if _is_text(value):
         return value
     if isinstance(value, (list, tuple)):
         for item in value:
@@ -53,7 +53,7 @@ def _check(value, shape, kinds):
     if not shape:
         if _is_sequence(value):
             raise ValueError(MIXED_TYPES)   # TF's word for a list where a number was
-        kinds.add("text" if is_text(value) else "number" if isinstance(value, _NUMBER)
+        kinds.add("text" if _is_text(value) else "number" if isinstance(value, _NUMBER)
                   or (isinstance(value, np.ndarray) and value.dtype.kind in "biufc") else "other")
         return
     if not _is_sequence(value) or len(value) != shape[0]:
