@@ -35,34 +35,50 @@ lab: venv
 notebooks: venv
 	$(VENV)/bin/jupytext --sync notebooks/*.ipynb
 
-test: test-unit test-notebooks test-browser
+# `make test` (what CI runs; under 6 minutes on 2 cores): lint, the unit tests and the grader
+# tests (every instructor notebook runs once, every answer swapped into its exercise inside that
+# kernel, nbgrader end to end on one chapter), then the student release in a real browser.
+# `make test-full`: every notebook in its full setting, and the whole autograde matrix.
+PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --durations=20
+TEST_JOBS ?= auto
+
+test: lint test-unit test-browser
+
+lint: venv
+	$(PYTHON) -m ruff check .
 
 # Skips only while tests/ holds no test files at all; once tests exist,
 # "no tests collected" (pytest exit 5) is a failure like any other.
 test-unit: venv
 	@if find tests -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
-	  echo "AICS_FAST=1 $(PYTHON) -m pytest tests -q --ignore=tests/browser"; \
-	  AICS_FAST=1 $(PYTHON) -m pytest tests -q --ignore=tests/browser; \
+	  echo "AICS_FAST=1 $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q"; \
+	  AICS_FAST=1 $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q; \
 	else \
 	  echo "test-unit: no test files in tests/ yet, skipping"; \
 	fi
 
-# Skips only while notebooks/ holds no .ipynb; any real failure fails the target.
+# Every notebook top to bottom under nbval; NOTEBOOK_SETTING=full for the chapters' full setting.
+NOTEBOOK_SETTING ?= fast
 test-notebooks: venv
 	@if find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null | grep -q .; then \
-	  echo "AICS_FAST=1 $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=900 notebooks/ -q -p no:cacheprovider"; \
-	  AICS_FAST=1 $(PYTHON) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=900 notebooks/ -q -p no:cacheprovider; \
+	  $(if $(filter fast,$(NOTEBOOK_SETTING)),AICS_FAST=1,env -u AICS_FAST) $(PYTEST) --nbval-lax --nbval-current-env \
+	    --nbval-cell-timeout=$(if $(filter fast,$(NOTEBOOK_SETTING)),300,1800) notebooks/ -q; \
 	else \
 	  echo "test-notebooks: no notebooks in notebooks/ yet, skipping"; \
 	fi
 
+test-full: venv
+	$(MAKE) test-notebooks NOTEBOOK_SETTING=full
+	AICS_FAST=1 $(PYTEST) tests/grading -m full -q --timeout=3600
+
 # Real-browser tests (tests/browser/, run only here; test-unit ignores them): JupyterLab in headless
-# Chromium, every notebook Run All, every widget moved, Chinese rendering checked. Screenshots and
-# per-notebook reports: test-artifacts/browser/. Installs what is missing where it can: playwright
-# (the `browser` extra) and, as root with apt-get, Debian's chromium and fonts-noto-cjk; where it
-# cannot, the tests are reported as skipped with the reason.
+# Chromium, every notebook Run All, every widget moved, Chinese rendering checked, on two workers.
+# Screenshots and per-notebook reports: test-artifacts/browser/. Installs what is missing where it
+# can: playwright (the `browser` extra) and, as root with apt-get, Debian's chromium and
+# fonts-noto-cjk; where it cannot, the tests are reported as skipped with the reason (a failure
+# under CI=true).
 BROWSER_APT := chromium fonts-noto-cjk
-.PHONY: test-browser
+.PHONY: test-browser test-full lint
 test-browser: venv
 	@$(PYTHON) -c 'import playwright' 2>/dev/null || $(PYTHON) -m pip install -q -e '.[browser]' || \
 	  echo "test-browser: could not install playwright (pip install -e '.[browser]'): browser tests will be skipped"
@@ -76,7 +92,7 @@ test-browser: venv
 	    echo "test-browser: Chromium or a Chinese font is missing and cannot be installed here (needs root with apt-get: apt-get install $(BROWSER_APT)): browser tests will be skipped"; \
 	  fi; \
 	fi
-	AICS_FAST=1 $(PYTHON) -m pytest tests/browser -q -p no:cacheprovider --timeout=600
+	AICS_FAST=1 $(PYTEST) tests/browser -q -n 2 --timeout=900
 
 # ---------------------------------------------------------------------------
 # Course workflow (nbgrader; configuration in nbgrader_config.py, read from the repository root).
@@ -88,30 +104,10 @@ NBGRADER    := $(VENV)/bin/nbgrader
 COURSE_DIR  ?= build/course
 RELEASE_DIR ?= release
 GRADES_DIR  ?= grades
+COURSE_NOTEBOOKS ?= notebooks
 NOTEBOOKS   := $(sort $(wildcard notebooks/[0-9][0-9]-*.ipynb))
 # nbgrader runs helper programs (alembic) from PATH: put the venv's bin/ first.
 RUN_NBGRADER = PATH="$(abspath $(VENV))/bin:$$PATH" AICS_COURSE_DIR="$(abspath $(COURSE_DIR))" $(NBGRADER)
-
-# Students whose autograded notebooks show a stalled kernel: a CellTimeoutError, or no cell executed.
-define STALLED_PY
-import glob, json, os, sys
-root, assignment = sys.argv[1], sys.argv[2]
-stalled = set()
-for path in glob.glob(os.path.join(root, "submitted", "*", assignment, "*.ipynb")):
-    student = path.split(os.sep)[-3]
-    graded = os.path.join(root, "autograded", student, assignment, os.path.basename(path))
-    try:
-        cells = [c for c in json.load(open(graded))["cells"] if c["cell_type"] == "code"]
-    except (OSError, ValueError, KeyError):
-        stalled.add(student)
-        continue
-    ran = any(c.get("execution_count") for c in cells)
-    timed_out = any(o.get("ename") == "CellTimeoutError" for c in cells for o in c.get("outputs", []))
-    if cells and (timed_out or not ran):
-        stalled.add(student)
-print(" ".join(sorted(stalled)))
-endef
-export STALLED_PY
 
 # Student version: solutions replaced by `raise NotImplementedError()`, test cells locked, hidden
 # tests removed. Students open $(RELEASE_DIR)/$(ASSIGNMENT)/ in JupyterLab (aicslib and the data are
@@ -124,42 +120,17 @@ release: venv
 	cp -r $(COURSE_DIR)/release/$(ASSIGNMENT) $(RELEASE_DIR)/$(ASSIGNMENT)
 	@echo "student release: $(RELEASE_DIR)/$(ASSIGNMENT)/ ($$(ls $(RELEASE_DIR)/$(ASSIGNMENT) | wc -l) notebooks)"
 
-# Grades a folder of submissions laid out as SUBMISSIONS/<student_id>/<NN-topic>.ipynb (the
-# notebooks students handed in, names unchanged; a missing notebook scores 0). Writes
-# $(GRADES_DIR)/grades.csv (nbgrader export: one row per student) and
-# $(GRADES_DIR)/feedback/<student_id>/<NN-topic>.html. Locked and hidden tests are restored from
-# the instructor notebooks before execution. Set AICS_FAST=1 for the quick setting; extra nbgrader
-# options go in NBGRADER_FLAGS (e.g. NBGRADER_FLAGS=--Execute.timeout=300).
+# Grades a class: SUBMISSIONS/<student_id>/<NN-topic>.ipynb, the notebooks students handed in
+# (names unchanged; a missing notebook scores 0). Students are graded in parallel (JOBS, default all
+# cores) in the quick setting; FULL=1 for the chapters' full setting. Writes, and keeps across runs,
+# $(GRADES_DIR)/grades_by_exercise.csv (a column per exercise), grades.csv (totals),
+# feedback/<student_id>/*.html and gradebook.db: see workbook/autograde.py.
 autograde: venv
 	@if [ -z "$(SUBMISSIONS)" ] || [ ! -d "$(SUBMISSIONS)" ]; then \
-	  echo "usage: make autograde SUBMISSIONS=dir   (dir/<student_id>/<NN-topic>.ipynb)"; exit 2; fi
-	@rm -rf $(COURSE_DIR) && mkdir -p $(COURSE_DIR)/source/$(ASSIGNMENT)
-	cp $(NOTEBOOKS) $(COURSE_DIR)/source/$(ASSIGNMENT)/
-	$(RUN_NBGRADER) generate_assignment $(ASSIGNMENT) --force
-	@set -e; for d in "$(SUBMISSIONS)"/*/; do \
-	  sid=$$(basename "$$d"); mkdir -p "$(COURSE_DIR)/submitted/$$sid/$(ASSIGNMENT)"; \
-	  cp "$$d"*.ipynb "$(COURSE_DIR)/submitted/$$sid/$(ASSIGNMENT)/"; \
-	done
-	$(RUN_NBGRADER) autograde $(ASSIGNMENT) --force $(NBGRADER_FLAGS)
-	@# A notebook kernel occasionally stops answering (seen with ipykernel 7 on a busy machine): the
-	@# cell then ends in CellTimeoutError, or the kernel never starts and nothing runs. Re-grade only
-	@# those students, at most twice, so a stall never costs anyone points.
-	@for attempt in 1 2; do \
-	  stalled=$$($(PYTHON) -c "$$STALLED_PY" "$(COURSE_DIR)" "$(ASSIGNMENT)"); \
-	  [ -z "$$stalled" ] && break; \
-	  for sid in $$stalled; do \
-	    echo "re-grading $$sid: a notebook stalled (attempt $$attempt)"; \
-	    $(RUN_NBGRADER) autograde $(ASSIGNMENT) --student="$$sid" --force $(NBGRADER_FLAGS) || exit 1; \
-	  done; \
-	done
-	$(RUN_NBGRADER) generate_feedback $(ASSIGNMENT) --force
-	@mkdir -p $(GRADES_DIR) && rm -rf $(GRADES_DIR)/feedback
-	$(RUN_NBGRADER) export --to $(abspath $(GRADES_DIR))/grades.csv
-	@set -e; for d in $(COURSE_DIR)/feedback/*/; do \
-	  sid=$$(basename "$$d"); mkdir -p "$(GRADES_DIR)/feedback/$$sid"; \
-	  cp "$${d}$(ASSIGNMENT)"/*.html "$(GRADES_DIR)/feedback/$$sid/"; \
-	done
-	@echo "grades: $(GRADES_DIR)/grades.csv; feedback: $(GRADES_DIR)/feedback/<student_id>/*.html"
+	  echo "usage: make autograde SUBMISSIONS=dir [FULL=1] [JOBS=n] [STUDENT=glob]   (dir/<student_id>/<NN-topic>.ipynb)"; exit 2; fi
+	$(PYTHON) -m workbook.autograde "$(SUBMISSIONS)" --grades-dir "$(GRADES_DIR)" --notebooks "$(COURSE_NOTEBOOKS)" \
+	  $(if $(JOBS),--jobs $(JOBS)) $(if $(FULL),--full) $(if $(STUDENT),--student "$(STUDENT)") \
+	  $(if $(CELL_TIMEOUT),--cell-timeout $(CELL_TIMEOUT))
 
 bench: venv
 	@set -e; found=0; \
@@ -170,5 +141,5 @@ bench: venv
 	[ $$found = 1 ] || echo "bench: no benchmarks/bench_*.py yet"
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .hypothesis notebooks/_work test-artifacts $(RELEASE_DIR) $(GRADES_DIR)
+	rm -rf build dist *.egg-info .pytest_cache .hypothesis notebooks/_work test-artifacts $(RELEASE_DIR)
 	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -print0 | xargs -0 rm -rf

@@ -7,6 +7,7 @@ written here from the C++ kernels' formulas (slow, obvious, float32).
 """
 import io
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -734,29 +735,30 @@ def test_bilinear_property(n, h, w, c, oh, ow, mode, dtype):
 
 
 # --------------------------------------------------------------------------
-# independent cross-check (optional): PyTorch's F.interpolate uses the same
-# conventions as TF2 for bilinear (half-pixel, no antialias; it evaluates the
-# lerp as w0*a + w1*b instead of TF's a + (b - a)*w, so results agree to
-# float32 rounding; exactly when the weights are 0, 1/4, 1/2, 3/4 as in a 2x
-# downscale) and for antialiased bilinear/bicubic (Keys a=-0.5 kernel widened
-# by the scale, weights renormalised at the border).
+# independent cross-check: PyTorch's F.interpolate uses the same conventions as TF2 for bilinear
+# (half-pixel, no antialias; it evaluates the lerp as w0*a + w1*b instead of TF's a + (b - a)*w,
+# so results agree to float32 rounding) and for antialiased bilinear/bicubic (Keys a=-0.5 kernel
+# widened by the scale, weights renormalised at the border). Its outputs are recorded in
+# tests/data/torch_interpolate.npz by tests/data/record_torch_interpolate.py (torch 2.13.0 CPU).
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("h,w,oh,ow", [(16, 16, 5, 7), (9, 13, 4, 4), (20, 11, 20, 3), (8, 8, 16, 12)])
-def test_matches_pytorch_interpolate(h, w, oh, ow):
-    torch = pytest.importorskip("torch")
-    F = torch.nn.functional
+TORCH_CASES = [(16, 16, 5, 7), (9, 13, 4, 4), (20, 11, 20, 3), (8, 8, 16, 12)]
+
+
+@pytest.fixture(scope="module")
+def torch_outputs():
+    path = pathlib.Path(__file__).parent / "data" / "torch_interpolate.npz"
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+@pytest.mark.parametrize("h,w,oh,ow", TORCH_CASES)
+def test_matches_pytorch_interpolate(h, w, oh, ow, torch_outputs):
     x = rand_img((2, h, w, 3), np.float32, seed=h + w)
-    t = torch.from_numpy(x).permute(0, 3, 1, 2)
-
-    def ref(mode, aa):
-        return F.interpolate(t, size=(oh, ow), mode=mode, align_corners=False,
-                             antialias=aa).permute(0, 2, 3, 1).numpy()
-
-    np.testing.assert_allclose(R.resize(x, [oh, ow]), ref("bilinear", False), atol=1e-6)
+    ref = {name: torch_outputs[f"{h}x{w}_to_{oh}x{ow}/{name}"]
+           for name in ("bilinear", "bilinear_u8", "bilinear_aa", "bicubic_aa")}
+    np.testing.assert_allclose(R.resize(x, [oh, ow]), ref["bilinear"], atol=1e-6)
     u8 = (x * 255).astype(np.uint8)
-    t = torch.from_numpy(u8.astype(np.float32)).permute(0, 3, 1, 2)
-    np.testing.assert_allclose(R.resize(u8, [oh, ow]), ref("bilinear", False), rtol=1e-6, atol=1e-4)
-    t = torch.from_numpy(x).permute(0, 3, 1, 2)
-    np.testing.assert_allclose(R.resize(x, [oh, ow], antialias=True), ref("bilinear", True), atol=1e-6)
-    np.testing.assert_allclose(R.resize(x, [oh, ow], "bicubic", antialias=True), ref("bicubic", True), atol=1e-6)
+    np.testing.assert_allclose(R.resize(u8, [oh, ow]), ref["bilinear_u8"], rtol=1e-6, atol=1e-4)
+    np.testing.assert_allclose(R.resize(x, [oh, ow], antialias=True), ref["bilinear_aa"], atol=1e-6)
+    np.testing.assert_allclose(R.resize(x, [oh, ow], "bicubic", antialias=True), ref["bicubic_aa"], atol=1e-6)

@@ -191,3 +191,15 @@ def test_grayscale_converted_to_rgb(tmp_path):
 def test_missing_image_folder(tmp_path):
     with pytest.raises(images.ImageDataError, match="folder not found"):
         images.list_images(tmp_path / "nope")
+
+
+def test_data_paths_do_not_depend_on_the_working_directory(tmp_path, monkeypatch):
+    """The data files (MNIST, the sample images) are found from the installed package, so a
+    student's notebook copy in any folder (the release, a course folder) finds them."""
+    import pathlib
+
+    import aicslib
+    monkeypatch.chdir(tmp_path)
+    files = aicslib.datasets.images.image_files()
+    assert files and all(f.is_file() for f in files)
+    assert pathlib.Path(aicslib.datasets.images.data_dir()) == pathlib.Path(__file__).resolve().parents[1] / "data"

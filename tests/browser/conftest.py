@@ -35,6 +35,9 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-brows
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives JupyterLab in a real browser (make test-browser)")
+    # Clear the artifacts once per run, in the controlling process (xdist workers share the folder).
+    if not hasattr(config, "workerinput") and _asked_for_browser_tests(config) and ARTIFACTS.exists():
+        shutil.rmtree(ARTIFACTS)
 
 
 def _asked_for_browser_tests(config):
@@ -146,9 +149,7 @@ def _raise_keyboard_interrupt(signum, frame):
 
 @pytest.fixture(scope="session")
 def artifacts():
-    if ARTIFACTS.exists():
-        shutil.rmtree(ARTIFACTS)
-    ARTIFACTS.mkdir(parents=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     _USED.append(True)
     return ARTIFACTS
 
@@ -221,7 +222,7 @@ def lab(artifacts):
            f"--notebook-dir={root}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
-    log_path = artifacts / "jupyterlab.log"
+    log_path = artifacts / f"jupyterlab-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
     log = open(log_path, "w")
     # `python -m jupyterlab` runs the server in this process (no launcher fork); its own session
     # lets us stop it together with the kernels it started.

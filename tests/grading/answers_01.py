@@ -3,6 +3,50 @@ grade_id. Each replaces the body of ``gcd_graph``; each must lose the exercise's
 (and must terminate: none loops forever)."""
 
 WRONG_ANSWERS = {
+    "run_static": {
+        "eager_instead_of_graph": """
+return aics.Graph(), [eager_step(aics.constant(x), aics.constant(w_val)).numpy() for x in xs]
+""",
+        "new_graph_and_session_per_input": """
+results = []
+for xv in xs:
+    graph = aics.Graph()
+    with graph.as_default():
+        x = aics.placeholder(aics.float32, shape=(None, 3), name="x")
+        y = aics.reduce_sum(aics.tanh(aics.matmul(x, aics.constant(w_val))) * 2.0 - 1.0, axis=1)
+    with aics.Session(graph=graph) as sess:
+        results.append(sess.run(y, feed_dict={x: xv}))
+return graph, results
+""",
+        "graph_grows_with_inputs": """
+graph = aics.Graph()
+with graph.as_default():
+    x = aics.placeholder(aics.float32, shape=(None, 3), name="x")
+    w = aics.constant(w_val)
+    outs = [aics.reduce_sum(aics.tanh(aics.matmul(x, w)) * 2.0 - 1.0, axis=1) for _ in xs]
+with aics.Session(graph=graph) as sess:
+    results = [sess.run(o, feed_dict={x: xv}) for o, xv in zip(outs, xs)]
+return graph, results
+""",
+        "numpy_results": """
+graph = aics.Graph()
+with graph.as_default():
+    x = aics.placeholder(aics.float32, shape=(None, 3), name="x")
+    y = aics.reduce_sum(aics.tanh(aics.matmul(x, aics.constant(w_val))) * 2.0 - 1.0, axis=1)
+with aics.Session(graph=graph) as sess:
+    sess.run(y, feed_dict={x: xs[0]})
+return graph, [(np.tanh(xv @ w_val) * 2.0 - 1.0).sum(axis=1) for xv in xs]
+""",
+        "forgot_scale_and_shift": """
+graph = aics.Graph()
+with graph.as_default():
+    x = aics.placeholder(aics.float32, shape=(None, 3), name="x")
+    y = aics.reduce_sum(aics.tanh(aics.matmul(x, aics.constant(w_val))), axis=1)
+with aics.Session(graph=graph) as sess:
+    results = [sess.run(y, feed_dict={x: xv}) for xv in xs]
+return graph, results
+""",
+    },
     "gcd_graph": {
         # stops one step early: gcd(5, 3) walks (5,3) -> (3,2) -> (2,1) and answers 2
         "stops_at_b_equal_one": """
