@@ -10,7 +10,7 @@ import numpy as np
 from .framework import dtypes
 from .framework.missing_api import module_getattr
 from .framework.ops import convert_to_tensor, name_scope
-from .ops import array_ops, math_ops, nn_ops
+from .ops import array_ops, math_ops
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cos, divide, equal, exp, floordiv,  # noqa: F401,A004
                            floormod, greater, greater_equal, is_finite, less, less_equal, log, log1p,
                            logical_and, logical_not, logical_or, maximum, minimum, multiply,

@@ -94,7 +94,8 @@ def main():
           f"{work_sharder.NUM_THREADS} kernel threads; reference: "
           f"{'torch ' + torch.__version__ if torch else 'PyTorch not installed'}; best of {rounds} rounds")
     cols = ["numpy 1t", "numpy", "C 1t", "C"] + (["torch"] if torch else [])
-    print(f"{'GEMM (m x k x n)':34s}" + "".join(f"{c:>10s}" for c in cols) + "   C/numpy" + ("   C/torch" if torch else ""))
+    ratios = "   C/numpy" + ("   C/torch" if torch else "")
+    print(f"{'GEMM (m x k x n)':34s}" + "".join(f"{c:>10s}" for c in cols) + ratios)
     print(f"{'':34s}" + "".join(f"{'GFLOP/s':>10s}" for _ in cols))
     ratios_np, ratios_torch = [], []
     rng = np.random.default_rng(0)

@@ -34,7 +34,6 @@
 
 # %%
 import os
-import threading
 import time
 
 import numpy as np

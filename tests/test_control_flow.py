@@ -87,7 +87,8 @@ def test_while_loop_graph_structure_and_nest_shape_invariants():
     with g.as_default():
         Pair = collections.namedtuple("Pair", "i acc")
         out = aics.while_loop(lambda p: p.i < 4,
-                              lambda p: Pair(p.i + 1, aics.concat([p.acc, aics.reshape(aics.cast(p.i, aics.float32), [1])], 0)),
+                              lambda p: Pair(p.i + 1,
+                                             aics.concat([p.acc, aics.reshape(aics.cast(p.i, aics.float32), [1])], 0)),
                               [Pair(aics.constant(0), aics.zeros([0]))],
                               shape_invariants=[Pair(aics.TensorShape([]), aics.TensorShape([None]))])
         types = collections.Counter(op.type for op in g.get_operations())

@@ -70,7 +70,8 @@ def test_gradient_matches_central_differences(n, h, w_, c, training, seed):
 def test_full_jacobian_against_numerical(training):
     rng = np.random.default_rng(3)
     x, mean, variance = rng.standard_normal((2, 2, 3, 2)), rng.standard_normal(2), rng.uniform(0.5, 2, 2)
-    fn = (lambda x, s, o: _forward(x, s, o, mean, variance, training, 0.001))
+    def fn(x, s, o):
+        return _forward(x, s, o, mean, variance, training, 0.001)
     theoretical, numerical = aics.test.compute_gradient(fn, [x, rng.standard_normal(2), rng.standard_normal(2)])
     assert aics.test.max_error(theoretical, numerical) < 1e-6
     assert all(np.any(t != 0) for t in theoretical)
@@ -180,7 +181,8 @@ def test_grad_op_outputs_and_bad_inputs():
                     {"epsilon": 0.001, "is_training": False})
     assert [tuple(o.shape) for o in outs] == [(1, 2, 2, 3), (3,), (3,), (0,), (0,)]
     np.testing.assert_allclose(outs[0].numpy(), 1 / np.sqrt(1.001), rtol=1e-6)
-    with pytest.raises((ValueError, aics.errors.InvalidArgumentError), match="scale must have the same number of elements as the channels of x, got 2 and 3"):
+    with pytest.raises((ValueError, aics.errors.InvalidArgumentError),
+                       match="scale must have the same number of elements as the channels of x, got 2 and 3"):
         apply_op("FusedBatchNormGradV3", [x, x, np.ones(2, np.float32), np.zeros(3, np.float32),
                                           np.ones(3, np.float32), np.zeros(0, np.float32)])
     with pytest.raises((ValueError, aics.errors.InvalidArgumentError), match="y_backprop must be 4-dimensional"):

@@ -564,7 +564,8 @@ class TestRegistry:
         with aics.GradientTape() as tape:
             tape.watch(x)
             y = aics.tan(x) * 2.0
-        with pytest.raises(LookupError, match="gradient registry has no entry for: Tan .no gradient defined for operation of type 'Tan'"):
+        with pytest.raises(LookupError, match="gradient registry has no entry for: Tan "
+                                              ".no gradient defined for operation of type 'Tan'"):
             tape.gradient(y, x)
 
     def test_adjust_contrast_has_no_gradient_as_in_tf_autodiff_guide(self):

@@ -146,7 +146,8 @@ class TestBinaryBroadcasting:
             aics.add(np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32))
 
     @given(st.lists(st.booleans(), min_size=1, max_size=6).flatmap(
-        lambda p: st.tuples(st.just(np.array(p)), st.lists(st.booleans(), min_size=len(p), max_size=len(p)).map(np.array))))
+        lambda p: st.tuples(st.just(np.array(p)),
+                            st.lists(st.booleans(), min_size=len(p), max_size=len(p)).map(np.array))))
     def test_logical_and(self, pq):
         p, q = pq
         check(aics.logical_and, np.logical_and, p, q, dtype=np.bool_)

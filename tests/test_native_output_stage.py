@@ -96,8 +96,8 @@ def test_apply_output_stage_gives_the_same_bits_either_way(lib, monkeypatch, wit
     rng = np.random.default_rng(2)
     c = 48
     y = block(rng, fe.NATIVE_SPLIT_ELEMENTS // c + 3, c)
-    scale, offset, mean, variance = (rng.uniform(0.5, 2, c).astype(np.float32), rng.standard_normal(c).astype(np.float32),
-                                     rng.standard_normal(c).astype(np.float32), rng.uniform(0.1, 3, c).astype(np.float32))
+    scale, offset = rng.uniform(0.5, 2, c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    mean, variance = rng.standard_normal(c).astype(np.float32), rng.uniform(0.1, 3, c).astype(np.float32)
     eps = 1e-3
     if fused_ops[0] == "BiasAdd":
         args, vectors = [offset], (offset,)

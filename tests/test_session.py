@@ -285,7 +285,7 @@ class TestPruning:
         err = capfd.readouterr().err
         assert "Executing kernel Mul for node 'c' on /device:CPU:0: inputs [float32[], float32[]] -> [float32[]]" in err
         # TF-like prefix: date, severity letter I, file:line]
-        line = next(l for l in err.splitlines() if "Executing kernel Mul" in l)
+        line = next(entry for entry in err.splitlines() if "Executing kernel Mul" in entry)
         assert " I aicslib/framework/session.py:" in line and "] Executing" in line
 
     def test_vlog_silent_by_default(self, g, vlog, capfd):

@@ -170,7 +170,8 @@ def test_csr_conversion_and_matmul(m, k, n, density, seed):
     for i in range(m):
         for j in range(k):
             if a[i, j] != 0:
-                cols.append(j); vals.append(a[i, j])
+                cols.append(j)
+                vals.append(a[i, j])
         ptr.append(len(cols))
     assert csr.row_ptr.tolist() == ptr and csr.col_ind.tolist() == cols
     np.testing.assert_array_equal(csr.values, np.array(vals, np.float32))

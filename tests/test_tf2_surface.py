@@ -354,7 +354,8 @@ def test_lrn_matches_its_definition_and_differentiates(x, r):
     xp, xm = x.copy(), x.copy()
     xp[i] += 1e-6
     xm[i] -= 1e-6
-    num = ((_lrn_reference(xp, r, 1.0, 0.3, 0.75) - _lrn_reference(xm, r, 1.0, 0.3, 0.75)) * np.arange(6.0)).sum() / 2e-6
+    diff = _lrn_reference(xp, r, 1.0, 0.3, 0.75) - _lrn_reference(xm, r, 1.0, 0.3, 0.75)
+    num = (diff * np.arange(6.0)).sum() / 2e-6
     assert abs(g[i] - num) < 1e-6
 
 

@@ -188,7 +188,8 @@ PROGRAMS = [
 EXCLUDED = [
     (AYM, V1 + "1_Introduction/basic_eager_api.py", "tf.contrib.eager (removed in TF2; no tf_upgrade_v2 mapping)"),
     (AYM, V1 + "2_BasicModels/linear_regression_eager_api.py", "tf.contrib.eager.implicit_gradients (removed in TF2)"),
-    (AYM, V1 + "2_BasicModels/logistic_regression_eager_api.py", "tf.contrib.eager.implicit_gradients (removed in TF2)"),
+    (AYM, V1 + "2_BasicModels/logistic_regression_eager_api.py",
+     "tf.contrib.eager.implicit_gradients (removed in TF2)"),
     (AYM, V1 + "3_NeuralNetworks/neural_network_eager_api.py", "tf.contrib.eager.implicit_gradients (removed in TF2)"),
     (AYM, V1 + "2_BasicModels/gradient_boosted_decision_tree.py", "tf.contrib.boosted_trees + tf.estimator"),
     (AYM, V1 + "2_BasicModels/kmeans.py", "tf.contrib.factorization.KMeans"),

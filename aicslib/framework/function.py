@@ -360,8 +360,9 @@ class Function:
         sig = self._input_signature
 
         def incompatible():
-            return ValueError(f"Python inputs incompatible with input_signature:\n  inputs: ({', '.join(map(repr, flat))})"
-                              f"\n  input_signature: ({', '.join(map(repr, sig))}).")
+            return ValueError("Python inputs incompatible with input_signature:\n"
+                              f"  inputs: ({', '.join(map(repr, flat))})\n"
+                              f"  input_signature: ({', '.join(map(repr, sig))}).")
         if len(flat) != len(sig):
             raise incompatible()
         out = []
@@ -423,7 +424,8 @@ class Function:
 
         def symbolic(a):
             if _is_spec(a):
-                ph = placeholder(dtypes.as_dtype(a.dtype), a.shape, name=getattr(a, "name", None) or f"arg{len(inputs)}")
+                name = getattr(a, "name", None) or f"arg{len(inputs)}"
+                ph = placeholder(dtypes.as_dtype(a.dtype), a.shape, name=name)
                 inputs.append(ph)
                 return ph
             if isinstance(a, EagerTensor) or _is_array(a):

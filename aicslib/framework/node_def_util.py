@@ -12,7 +12,7 @@ Attributes are sorted by name, ``_device`` comes last; types print as their
 """
 import numpy as np
 
-from .dtypes import DType, as_dtype, type_string
+from .dtypes import DType, type_string
 
 #: TF's SummarizeTensor shows at most this many values, then "...".
 MAX_TENSOR_VALUES = 10

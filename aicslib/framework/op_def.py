@@ -143,7 +143,7 @@ class OpDef:
             lines.append(f'  type: "{a.type}"')
             if a.has_default:
                 lines.append("  default_value {")
-                lines.extend("    " + l for l in _text_attr_value(a.type, a.default_value))
+                lines.extend("    " + line for line in _text_attr_value(a.type, a.default_value))
                 lines.append("  }")
             if a.minimum is not None:
                 lines.append("  has_minimum: true")
@@ -450,7 +450,8 @@ class OpDefBuilder:
         return self
 
     def _resolve(self):
-        """Re-derives argument defs; attrs named by args but not declared are implied (TF does the same check at finalize)."""
+        """Re-derives argument defs; attrs named by args but not declared are implied (TF does the
+        same check at finalize)."""
         od = self._op_def
         od.input_arg = [parse_arg_spec(s, self._attrs, False) for s in self._input_specs]
         od.output_arg = [parse_arg_spec(s, self._attrs, True) for s in self._output_specs]

@@ -508,8 +508,9 @@ class Graph:
                                          f"with input shapes: {shown}.", op) from None
         if shapes is None:
             return
+        shape_like = (TensorShape, list, tuple, type(None))
         if isinstance(shapes, (TensorShape, list, tuple)) and not (
-                isinstance(shapes, (list, tuple)) and shapes and isinstance(shapes[0], (TensorShape, list, tuple, type(None)))):
+                isinstance(shapes, (list, tuple)) and shapes and isinstance(shapes[0], shape_like)):
             shapes = [shapes]
         for t, s in zip(op._outputs, shapes):
             t._shape = as_shape(s)

@@ -147,7 +147,7 @@ class _FetchMapper:
         t = self.template if template is None else template
         kind = t[0]
         if kind == "el":
-            v = values[t[1]]   # a scalar is fetched as a NumPy scalar (np.float32(1.0)), a string one as bytes, as in TF
+            v = values[t[1]]   # a scalar is fetched as a NumPy scalar (np.float32(1.0)), a string as bytes, as in TF
             return v[()] if type(v) is np.ndarray and v.ndim == 0 else v
         if kind == "list":
             return [self.build(values, x) for x in t[1]]

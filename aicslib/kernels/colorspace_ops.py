@@ -138,7 +138,8 @@ def rgb_to_hsv(images):
     if not _is_float(images.dtype):
         raise TypeError(f"rgb_to_hsv expects a float tensor, got {images.dtype}")
     if images.ndim < 1 or images.shape[-1] != 3:
-        raise _invalid(f"RGBToHSV: input must have 3 channels but input only has {images.shape[-1] if images.ndim else 0} channels.")
+        channels = images.shape[-1] if images.ndim else 0
+        raise _invalid(f"RGBToHSV: input must have 3 channels but input only has {channels} channels.")
     dt = images.dtype
     r, g, b = images[..., 0], images[..., 1], images[..., 2]
     v = np.maximum(np.maximum(r, g), b)

@@ -18,7 +18,8 @@ def _shape(shape, op):
 @register_kernel("RandomStandardNormal")
 def _normal(ctx, shape, seed, seed2, dtype):
     g = ctx.random_generator(seed, seed2)
-    return g.standard_normal(_shape(shape, "RandomStandardNormal"), dtype=np.float32).astype(dtype.as_numpy_dtype, copy=False)
+    values = g.standard_normal(_shape(shape, "RandomStandardNormal"), dtype=np.float32)
+    return values.astype(dtype.as_numpy_dtype, copy=False)
 
 
 @register_kernel("RandomUniform")

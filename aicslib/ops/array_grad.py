@@ -253,7 +253,7 @@ def _x_sin_y_twice():
 GRADIENT_CHECK_RECIPES = {
     "Identity": lambda: (array_ops.identity, [_any(2, 3)]),
     "PlaceholderWithDefault": lambda: (lambda x: array_ops.placeholder_with_default(x, [2, 3]), [_any(2, 3)]),
-    "IdentityN": lambda: (lambda a, b: math_ops.add_n([array_ops.identity_n([a, b])[0], array_ops.identity_n([a, b])[1]]),
+    "IdentityN": lambda: (lambda a, b: math_ops.add_n(array_ops.identity_n([a, b])[:2]),
                           [_any(2, 2), _any(2, 2, seed=1)]),
     "CustomGradient": lambda: (_x_sin_y_twice(), [_any(2, 2), _any(2, 2, seed=1)]),  # @custom_gradient calls
     "ReadVariableOp": None,  # checked through variables in tests/test_gradients.py

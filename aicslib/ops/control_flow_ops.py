@@ -365,7 +365,8 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     with name_scope(name, "case"):
         fn = default
         for p, f in reversed(pairs):
-            fn = (lambda p=p, f=f, rest=fn: cond(p, f, rest, strict=strict))
+            def fn(p=p, f=f, rest=fn):
+                return cond(p, f, rest, strict=strict)
         return fn()
 
 

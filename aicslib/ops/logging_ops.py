@@ -10,7 +10,8 @@ from ..framework.execute import apply_op
 
 register_op("PrintV2").input("inputs: T").attr("T: list(type) >= 0").attr("summarize: int = 3") \
     .attr("output_stream: string = 'stdout'").attr("end: string = '\n'").set_is_stateful()
-register_op("Print").input("input: T").input("data: U").output("output: T").attr("T: {half, bfloat16, float, double, int8, int16, int32, int64, uint8, bool}") \
+register_op("Print").input("input: T").input("data: U").output("output: T") \
+    .attr("T: {half, bfloat16, float, double, int8, int16, int32, int64, uint8, bool}") \
     .attr("U: list(type) >= 0").attr("message: string = ''").attr("summarize: int = 3").set_is_stateful() \
     .set_shape_fn(lambda ctx: ctx.input_shape(0))
 

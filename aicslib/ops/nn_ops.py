@@ -188,20 +188,21 @@ register_op("L2Loss").input("t: T").output("output: T").attr(f"T: {_FLOAT}").set
 
 
 def _xent_shape(ctx):
-    f, l = ctx.input_shape(0), ctx.input_shape(1)
+    f, labels = ctx.input_shape(0), ctx.input_shape(1)
     sparse = ctx.op_type.startswith("Sparse")
     if f.rank is not None and f.rank != 2:
         raise ValueError(f"logits must be 2-dimensional, got shape {f}")
     if f.rank is None:
         return TensorShape([None]), TensorShape([None, None])
-    if not sparse and l.rank is not None:
-        if l.rank != 2:
-            raise ValueError(f"labels must be 2-dimensional, got shape {l}")
-        for a, b in zip(f.dims, l.dims):
+    if not sparse and labels.rank is not None:
+        if labels.rank != 2:
+            raise ValueError(f"labels must be 2-dimensional, got shape {labels}")
+        for a, b in zip(f.dims, labels.dims):
             if a is not None and b is not None and a != b:
-                raise ValueError(f"logits and labels must be broadcastable: logits_size={f} labels_size={l}")
-    if sparse and l.rank is not None and (l.rank != 1 or (l[0] is not None and f[0] is not None and l[0] != f[0])):
-        raise ValueError(f"labels must be 1-D with the batch size of logits: logits shape {f}, labels shape {l}")
+                raise ValueError(f"logits and labels must be broadcastable: logits_size={f} labels_size={labels}")
+    batch_differs = labels.rank == 1 and labels[0] is not None and f[0] is not None and labels[0] != f[0]
+    if sparse and labels.rank is not None and (labels.rank != 1 or batch_differs):
+        raise ValueError(f"labels must be 1-D with the batch size of logits: logits shape {f}, labels shape {labels}")
     return TensorShape([f[0]]), f
 
 

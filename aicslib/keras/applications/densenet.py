@@ -1,6 +1,7 @@
 """``tf.keras.applications.densenet``: the input preprocessing DenseNet expects (mode 'torch').
 
-``preprocess_input(x)``: pixels scaled to [0, 1], then normalized by the ImageNet mean and std per channel, as Keras's ``imagenet_utils.preprocess_input(x, mode='torch')``.
+``preprocess_input(x)``: pixels scaled to [0, 1], then normalized by the ImageNet mean and std per
+channel, as Keras's ``imagenet_utils.preprocess_input(x, mode='torch')``.
 The model itself is not part of aicslib.
 """
 from ...framework.missing_api import module_getattr

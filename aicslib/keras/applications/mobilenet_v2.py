@@ -1,6 +1,7 @@
 """``tf.keras.applications.mobilenet_v2``: the input preprocessing MobileNetV2 expects (mode 'tf').
 
-``preprocess_input(x)``: pixels scaled from [0, 255] to [-1, 1], as Keras's ``imagenet_utils.preprocess_input(x, mode='tf')``.
+``preprocess_input(x)``: pixels scaled from [0, 255] to [-1, 1], as Keras's
+``imagenet_utils.preprocess_input(x, mode='tf')``.
 The model itself is not part of aicslib.
 """
 from ...framework.missing_api import module_getattr

@@ -1,6 +1,7 @@
 """``tf.keras.applications.vgg16``: the input preprocessing VGG16 expects (mode 'caffe').
 
-``preprocess_input(x)``: RGB to BGR, then the ImageNet channel means subtracted (no scaling), as Keras's ``imagenet_utils.preprocess_input(x, mode='caffe')``.
+``preprocess_input(x)``: RGB to BGR, then the ImageNet channel means subtracted (no scaling), as
+Keras's ``imagenet_utils.preprocess_input(x, mode='caffe')``.
 The model itself is not part of aicslib.
 """
 from ...framework.missing_api import module_getattr
