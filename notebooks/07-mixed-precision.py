@@ -47,6 +47,7 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags
 from aicslib import mixed_precision as mp
+from workbook import grading
 from aicslib.datasets import mnist
 
 FAST = flags.FAST                        # AICS_FAST=1: the quick setting used by CI
@@ -364,46 +365,50 @@ def update_loss_scale(scale, counter, grads_finite, growth_steps=2000):
 
 # %% nbgrader={"grade": true, "grade_id": "loss_scale_rule_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Autograded check (locked): hand cases, then long random sequences against Keras's rule.
-def _pure(fn, *args):
-    result, called = aics.test.library_calls(fn, *args)
-    assert not called, f"write the rule with Python/NumPy only: it calls aicslib ({sorted(called)})"
-    return result
+def _pure(*args):
+    return grading.no_library_calls(update_loss_scale, *args, what="update_loss_scale")
 
 
 def _as_tuple(r):
+    grading.check(isinstance(r, tuple) and len(r) == 3,
+                  f"update_loss_scale must return (new_scale, new_counter, apply_step), got {r!r}")
     s, c, a = r
     return float(s), int(c), bool(a)
 
 
-assert _as_tuple(_pure(update_loss_scale, 1024.0, 5, False, 10)) == (512.0, 0, False)
-assert _as_tuple(_pure(update_loss_scale, 1024.0, 5, True, 10)) == (1024.0, 6, True)
-assert _as_tuple(_pure(update_loss_scale, 1024.0, 9, True, 10)) == (2048.0, 0, True)
-assert _as_tuple(_pure(update_loss_scale, 1.0, 3, False, 10)) == (1.0, 0, False)      # never below 1
-### BEGIN HIDDEN TESTS
-assert _as_tuple(_pure(update_loss_scale, 1.5, 0, False, 10)) == (1.0, 0, False)
-assert _as_tuple(_pure(update_loss_scale, 2.0 ** 127, 0, True, 1)) == (2.0 ** 127, 0, True)  # no inf
+def _case(args, expected, why):
+    got = _as_tuple(_pure(*args))
+    grading.check(got == expected, f"update_loss_scale{args}: expected {expected}, got {got} ({why})")
 
 
-def _keras(scale, counter, finite, growth):
-    if not finite:
-        return max(scale / 2, 1.0), 0, False
-    if counter + 1 >= growth:
-        return (scale * 2 if scale * 2 <= float(np.finfo(np.float32).max) else scale), 0, True
-    return scale, counter + 1, True
+with grading.exercise("loss_scale_rule"):
+    _case((1024.0, 5, False, 10), (512.0, 0, False), "an overflow halves S, resets the counter, skips the step")
+    _case((1024.0, 5, True, 10), (1024.0, 6, True), "a finite step counts")
+    _case((1024.0, 9, True, 10), (2048.0, 0, True), "the growth_steps-th finite step doubles S")
+    _case((1.0, 3, False, 10), (1.0, 0, False), "S never goes below 1")
+    ### BEGIN HIDDEN TESTS
+    _case((1.5, 0, False, 10), (1.0, 0, False), "S never goes below 1")
+    _case((3.0, 0, False, 10), (1.5, 0, False), "S is halved as a float, not floor-divided")
+    _case((2.0 ** 127, 0, True, 1), (2.0 ** 127, 0, True), "a doubling that overflows float32 keeps S")
 
+    def _keras(scale, counter, finite, growth):
+        if not finite:
+            return max(scale / 2, 1.0), 0, False
+        if counter + 1 >= growth:
+            return (scale * 2 if scale * 2 <= float(np.finfo(np.float32).max) else scale), 0, True
+        return scale, counter + 1, True
 
-_rng = np.random.default_rng(7)
-for _trial in range(20):
-    _growth = int(_rng.integers(1, 6))
-    _s = _t = (float(2.0 ** _rng.integers(0, 20)), 0)
-    for _finite in _rng.random(60) < 0.8:
-        _s = _as_tuple(_pure(update_loss_scale, _s[0], _s[1], bool(_finite), _growth))
-        _t = _keras(_t[0], _t[1], bool(_finite), _growth)
-        assert _s == _t, (_trial, _s, _t)
-        _t = _t[:2]
-        _s = _s[:2]
-### END HIDDEN TESTS
-print("update_loss_scale: matches the dynamic loss-scaling rule")
+    _rng = np.random.default_rng(7)
+    for _trial in range(20):
+        _growth = int(_rng.integers(1, 6))
+        _s = _t = (float(2.0 ** _rng.integers(0, 20)), 0)
+        for _step, _finite in enumerate(_rng.random(60) < 0.8):
+            _s = _as_tuple(_pure(_s[0], _s[1], bool(_finite), _growth))
+            _t = _keras(_t[0], _t[1], bool(_finite), _growth)
+            grading.check(_s == _t, f"step {_step} of a random sequence (growth_steps={_growth}): "
+                                    f"expected {_t}, got {_s}")
+            _s, _t = _s[:2], _t[:2]
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. MNIST：fp32 vs 混合 fp16（不缩放 / 静态 / 动态缩放）vs 混合 bf16
