@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to start as root without --allow-root.
 ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: venv lab notebooks test test-unit test-notebooks bench clean release autograde
+.PHONY: venv lab lab-instructor notebooks test test-unit test-notebooks bench clean release autograde
 
 venv: $(STAMP)
 
@@ -24,9 +24,22 @@ $(PYTHON):
 # `mpi` (mpi4py + MPICH) and `bindings` (SWIG, pybind11) serve notebooks 06 and 11 and their tests.
 $(STAMP): pyproject.toml $(wildcard aicslib/__init__.py) | $(PYTHON)
 	$(PYTHON) -m pip install -e '.[test,grading,mpi,bindings]'
+	@# .gitattributes names the nbstripout filter; this defines it for this clone (outputs never committed)
+	@if git rev-parse --git-dir >/dev/null 2>&1; then $(VENV)/bin/nbstripout --install; fi
 	touch $@
 
-lab: venv
+# Students: `make lab` opens their own copy of the workbook, student/ (the release: exercises blank,
+# tests locked; never overwritten once there), with nbgrader's instructor tools hidden
+# (jupyter/student/). Instructors: `make lab-instructor` opens the solved notebooks/.
+STUDENT_DIR ?= student
+STUDENT_RELEASE := build/student-release
+STUDENT_RELEASE_STAMP := $(STUDENT_RELEASE)/.stamp
+lab: venv $(STUDENT_RELEASE_STAMP)
+	$(PYTHON) -m workbook.student_copy --release $(STUDENT_RELEASE)/$(ASSIGNMENT) --dest $(STUDENT_DIR)
+	JUPYTER_CONFIG_PATH="$(abspath jupyter/student)" $(VENV)/bin/jupyter lab --notebook-dir=$(STUDENT_DIR) \
+	  --no-browser --ip=127.0.0.1 $(ALLOW_ROOT)
+
+lab-instructor: venv
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --no-browser --ip=127.0.0.1 $(ALLOW_ROOT)
 
 # Sync the jupytext sources notebooks/NN-topic.py (py:percent, the source of
@@ -109,6 +122,11 @@ NOTEBOOKS   := $(sort $(wildcard notebooks/[0-9][0-9]-*.ipynb))
 # nbgrader runs helper programs (alembic) from PATH: put the venv's bin/ first.
 RUN_NBGRADER = PATH="$(abspath $(VENV))/bin:$$PATH" AICS_COURSE_DIR="$(abspath $(COURSE_DIR))" $(NBGRADER)
 
+# The release the student copy is made from, rebuilt when an instructor notebook changes.
+$(STUDENT_RELEASE_STAMP): $(NOTEBOOKS) | venv
+	$(MAKE) -s release RELEASE_DIR=$(STUDENT_RELEASE) COURSE_DIR=build/student-course
+	touch $@
+
 # Student version: solutions replaced by `raise NotImplementedError()`, test cells locked, hidden
 # tests removed. Students open $(RELEASE_DIR)/$(ASSIGNMENT)/ in JupyterLab (aicslib and the data are
 # found from the installed package, whatever the folder).
@@ -116,8 +134,8 @@ release: venv
 	@rm -rf $(COURSE_DIR) && mkdir -p $(COURSE_DIR)/source/$(ASSIGNMENT)
 	cp $(NOTEBOOKS) $(COURSE_DIR)/source/$(ASSIGNMENT)/
 	$(RUN_NBGRADER) generate_assignment $(ASSIGNMENT) --force
-	rm -rf $(RELEASE_DIR)/$(ASSIGNMENT) && mkdir -p $(RELEASE_DIR)
-	cp -r $(COURSE_DIR)/release/$(ASSIGNMENT) $(RELEASE_DIR)/$(ASSIGNMENT)
+	$(PYTHON) -m workbook.student_copy --handout --release $(COURSE_DIR)/release/$(ASSIGNMENT) \
+	  --dest $(RELEASE_DIR)/$(ASSIGNMENT)
 	@echo "student release: $(RELEASE_DIR)/$(ASSIGNMENT)/ ($$(ls $(RELEASE_DIR)/$(ASSIGNMENT) | wc -l) notebooks)"
 
 # Grades a class: SUBMISSIONS/<student_id>/<NN-topic>.ipynb, the notebooks students handed in

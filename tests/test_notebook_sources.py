@@ -88,6 +88,14 @@ def test_notebook_matches_source(ipynb):
 
 
 @pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=lambda p: p.name)
+def test_kernelspec_is_the_one_jupyterlab_saves(ipynb):
+    """The kernelspec ipykernel installs: JupyterLab saves a notebook with it, so a notebook that
+    carried another would change on every save."""
+    assert nbformat.read(ipynb, as_version=4).metadata.get("kernelspec") == {
+        "display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+@pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=lambda p: p.name)
 def test_committed_notebook_has_no_outputs(ipynb):
     cells = cells_with_outputs(ipynb)
     assert not cells, (f"{ipynb.name}: code cells {cells} carry outputs or execution counts; "
