@@ -16,6 +16,7 @@ from . import graph_tape_record as _graph_record, tape as _tape
 from .eager import EagerOperation, EagerTensor
 from .gradient_registry import RegisterGradient, gradient_registry
 from .nest import flatten as _flatten, pack_sequence_as
+from .tensor_shape import v2_shapes_inside
 
 
 class GradientTape:
@@ -161,7 +162,8 @@ class GradientTape:
                     continue
                 skip = [i for i, t in enumerate(op.inputs) if id(t) not in watched]
                 op.skip_input_indices = tuple(skip) if skip else None
-                in_grads = fn(op, *og)
+                with v2_shapes_inside():
+                    in_grads = fn(op, *og)
                 if not isinstance(in_grads, (list, tuple)):
                     in_grads = [in_grads]
                 if len(in_grads) != len(op.inputs):
