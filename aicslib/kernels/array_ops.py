@@ -300,3 +300,8 @@ def _unsorted_segment_sum(data, segment_ids, num_segments):
     out = np.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
     np.add.at(out, ids, data)
     return out
+
+
+@register_kernel("Where")
+def _where(input):  # noqa: A002
+    return np.argwhere(input).astype(np.int64)
