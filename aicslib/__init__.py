@@ -41,6 +41,7 @@ from .ops.array_ops import (broadcast_to, concat, constant, expand_dims, fill, g
 from .ops.array_ops import range  # noqa: A004
 from .ops.array_ops import eye
 from .ops.unconnected_gradients import UnconnectedGradients
+from .ops.where_ops import boolean_mask
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, clip_by_value, cos, divide, equal,  # noqa: A004
                            exp, floordiv, floormod, greater, greater_equal, is_finite, less, less_equal,
                            log, log1p, logical_and, logical_not, logical_or, matmul, maximum, minimum,
@@ -52,7 +53,7 @@ from .ops.random_ops import (random_normal, random_shuffle, random_uniform, set_
 from .ops.logging_ops import Print, print  # noqa: A004
 from .ops.variables import (Variable, assign, assign_add, assign_sub, global_variables,
                             global_variables_initializer, is_variable_initialized, local_variables,
-                            trainable_variables, variables_initializer)
+                            report_uninitialized_variables, trainable_variables, variables_initializer)
 from .ops.gradients_impl import gradients
 from .ops.control_flow_ops import case, cond, while_loop
 from .ops.data_flow_ops import FIFOQueue, QueueBase, RandomShuffleQueue  # TF1 keeps queues top-level
@@ -72,11 +73,14 @@ from . import introspect, test  # noqa: E402,F401
 from . import config, initializers, math, optimizers  # noqa: E402,F401  (TF2 namespaces)
 from .math import linspace  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (tf.linalg.matmul ...: TF2 guides)
+from .linalg import norm  # noqa: E402,F401
+from .math import reduce_all, reduce_any, reduce_logsumexp  # noqa: E402,F401
 from .framework.dtypes import complex64, complex128  # noqa: E402,F401
 from .ops.complex_ops import complex  # noqa: E402,F401,A004
 from .module import Module  # noqa: E402,F401
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402  (tf.version.VERSION)
+__version__ = version.VERSION
 
 
 def _optional(name):
@@ -91,6 +95,18 @@ def _optional(name):
 
 
 from . import compat  # noqa: E402,F401
+# TF 1.15 had the TF1 API at the top level: a TF1 program that uses only those names runs with
+# `import aicslib as tf` too. Names whose TF1 signature differs from TF2's (reduce_sum's
+# keep_dims, nn.dropout's keep_prob) keep TF2's here; compat.v1 has the TF1 ones.
+from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKeys,  # noqa: E402,F401
+                        VariableScope, all_variables, app, arg_max, arg_min, dimension_value,
+                        disable_resource_variables, disable_v2_behavior, disable_v2_tensorshape,
+                        enable_resource_variables, enable_v2_behavior, enable_v2_tensorshape, flags,
+                        get_seed, get_variable, get_variable_scope, gfile, initialize_all_variables,
+                        initialize_local_variables, initialize_variables, layers,
+                        local_variables_initializer, no_regularizer, resource_variables_enabled, to_double, to_float, to_int32, to_int64,
+                        variable_scope)
+from .compat.v1 import logging  # noqa: E402,F401  (tf.logging.set_verbosity, TF 1.15)
 from . import sparse, sparsity  # noqa: E402,F401  (aics.sparse: SparseTensor; sparse training)
 from . import strings  # noqa: E402,F401  (aics.strings: string tensors, as tf.strings)
 from . import autograph, summary  # noqa: E402,F401  (aics.autograph; aics.summary: TensorBoard)
