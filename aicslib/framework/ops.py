@@ -27,6 +27,13 @@ class GraphKeys:
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
     INIT_OP = "init_op"
+    # Scaffold's defaults for monitored sessions (TF1): found here before being made.
+    SAVERS = "savers"
+    SUMMARIES = "summaries"
+    SUMMARY_OP = "summary_op"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    LOCAL_INIT_OP = "local_init_op"
 
 
 # --------------------------------------------------------------------------

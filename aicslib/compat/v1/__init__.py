@@ -46,13 +46,9 @@ except ModuleNotFoundError as _e:  # written by the preprocessing chapter
 class GraphKeys(_GraphKeysV2):
     """Standard collection names (TF1's ``tf.GraphKeys``)."""
     REGULARIZATION_LOSSES = "regularization_losses"
-    SUMMARIES = "summaries"
     TRAIN_OP = "train_op"
     MODEL_VARIABLES = "model_variables"
     ACTIVATIONS = "activations"
-    SAVERS = "savers"
-    LOCAL_INIT_OP = "local_init_op"
-    READY_OP = "ready_op"
 
 
 class GPUOptions:
