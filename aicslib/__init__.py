@@ -97,11 +97,12 @@ def _optional(name):
 from . import compat  # noqa: E402,F401
 # TF 1.15 had the TF1 API at the top level: a TF1 program that uses only those names runs with
 # `import aicslib as tf` too. Names whose TF1 signature differs from TF2's (reduce_sum's
-# keep_dims, nn.dropout's keep_prob) keep TF2's here; compat.v1 has the TF1 ones.
+# keep_dims, nn.dropout's keep_prob) keep TF2's here; compat.v1 has the TF1 ones. tf.flags is
+# compat.v1's only: aicslib.flags is the library's own switches (AICS_CONV_ALGO, log levels).
 from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKeys,  # noqa: E402,F401
                         VariableScope, all_variables, app, arg_max, arg_min, dimension_value,
                         disable_resource_variables, disable_v2_behavior, disable_v2_tensorshape,
-                        enable_resource_variables, enable_v2_behavior, enable_v2_tensorshape, flags,
+                        enable_resource_variables, enable_v2_behavior, enable_v2_tensorshape,
                         get_seed, get_variable, get_variable_scope, gfile, initialize_all_variables,
                         initialize_local_variables, initialize_variables, layers,
                         local_variables_initializer, no_regularizer, resource_variables_enabled, to_double, to_float, to_int32, to_int64,
