@@ -1,0 +1,88 @@
+"""tf.function calls as TF programs write them: Python values against an input_signature,
+ConcreteFunctions called by keyword, prints inside AutoGraph loops, tf.Module subclasses that
+never call ``super().__init__()``. Expected outputs are TensorFlow 2.21's for the same code."""
+import numpy as np
+import pytest
+
+import aicslib as tf
+
+
+def test_input_signature_converts_python_values():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
+    def f(x, n):
+        return x * tf.cast(n, tf.float32)
+    assert f([1.0, 2.0], 3).numpy().tolist() == [3.0, 6.0]  # TF: [3. 6.]
+    assert f(np.array([1, 2], np.float32), np.int32(2)).numpy().tolist() == [2.0, 4.0]
+    assert f.experimental_get_tracing_count() == 1
+    with pytest.raises((TypeError, ValueError)):
+        f([[1.0]], 3)  # shape [1, 1] is not compatible with [None]
+
+
+def test_concrete_function_by_keyword():
+    @tf.function
+    def g(x, y=1.0):
+        return x + 2.0 * y
+    cf = g.get_concrete_function(tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32))
+    one, two = tf.constant(1.0), tf.constant(2.0)
+    assert cf(x=one, y=two).numpy() == 5.0 and cf(one, y=two).numpy() == 5.0  # TF: 5.0
+    assert cf(y=two, x=one).numpy() == 5.0 and cf(one, two).numpy() == 5.0
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        cf(x=one, z=two)
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        cf(one, x=two)
+    with pytest.raises(TypeError, match="missing required arguments: y"):
+        cf(x=one)
+
+
+def test_prints_inside_autograph_loops_run_every_iteration(capsys):
+    @tf.function
+    def count(n):
+        s = 0
+        for i in tf.range(n):
+            tf.print("step", i)
+            s += i
+        return s
+
+    @tf.function
+    def countdown(n):
+        while n > 0:
+            tf.print("n =", n)
+            n -= 1
+        return n
+    assert count(tf.constant(3)).numpy() == 3
+    assert countdown(tf.constant(2)).numpy() == 0
+    # TF 2.21 printed: step 0, step 1, step 2, then n = 2, n = 1
+    assert capsys.readouterr().out.split("\n")[:5] == ["step 0", "step 1", "step 2", "n = 2", "n = 1"]
+    assert countdown(tf.constant(0)).numpy() == 0  # a loop that never runs prints nothing
+    assert capsys.readouterr().out == ""
+
+
+def test_print_only_loop_is_run_for_its_effect(capsys):
+    @tf.function
+    def report(xs):
+        for x in xs:
+            tf.print("x:", x)
+    report(tf.constant([5, 7]))
+    assert capsys.readouterr().out == "x: 5\nx: 7\n"
+
+
+class Dense(tf.Module):
+    def __init__(self, n):  # no super().__init__(): TF's Module still tracks what is set
+        self.w = tf.Variable(tf.ones([2, n]), name="w")
+
+
+class TwoLayers(tf.Module):
+    def __init__(self):
+        self.l1 = Dense(3)
+        self.l2 = Dense(1)
+        self.b = tf.Variable(0.0)
+
+
+def test_module_without_super_init_tracks_variables_as_tf():
+    m = TwoLayers()
+    # TF 2.21: ['Variable:0', 'w:0', 'w:0'], 3 trainable, submodules [Dense, Dense]
+    assert [v.name for v in m.variables] == ["Variable:0", "w:0", "w:0"]
+    assert len(m.trainable_variables) == 3
+    assert [type(s).__name__ for s in m.submodules] == ["Dense", "Dense"]
+    with pytest.raises(AttributeError):
+        m.name  # TF: 'TwoLayers' object has no attribute '_name'
