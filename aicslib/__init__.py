@@ -74,7 +74,7 @@ from . import config, initializers, math, optimizers  # noqa: E402,F401  (TF2 na
 from .math import linspace  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (tf.linalg.matmul ...: TF2 guides)
 from .linalg import norm  # noqa: E402,F401
-from .math import reduce_all, reduce_any, reduce_logsumexp  # noqa: E402,F401
+from .math import floor, reduce_all, reduce_any, reduce_logsumexp, round  # noqa: E402,F401,A004
 from .framework.dtypes import complex64, complex128  # noqa: E402,F401
 from .ops.complex_ops import complex  # noqa: E402,F401,A004
 from .module import Module  # noqa: E402,F401

@@ -140,7 +140,12 @@ class GradientTape:
             out_grads = _flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
             for t, g in zip(targets, out_grads):
                 if isinstance(t, Variable):
-                    t = t.value()
+                    # TF differentiates a variable target by its handle: the same variable as a
+                    # source gets the output gradient (ones), even with no read on the tape
+                    value = t.value()
+                    grads[id(t.handle)].append(ones_like(value) if g is None
+                                               else convert_to_tensor(g, dtype=value.dtype))
+                    continue
                 grads[id(t)].append(ones_like(t) if g is None else convert_to_tensor(g, dtype=t.dtype))
             watched = self._watched
             for op in reversed(self._entries):
@@ -174,7 +179,8 @@ class GradientTape:
                         grads[id(t)].append(g)
             result = []
             for k, s in zip(keys, flat_sources):
-                g = _sum(grads.get(k))
+                # as TF: an integer source has no gradient (TF logs that it must be floating)
+                g = _sum(grads.get(k)) if s.dtype.is_floating or s.dtype.is_complex else None
                 if g is None and unconnected_gradients == "zero":
                     g = zeros_like(s.value() if isinstance(s, Variable) else s)
                 result.append(g)

@@ -573,9 +573,9 @@ def unstack(value, num=None, axis=0, name="unstack"):
     value = convert_to_tensor(value)
     if num is None:
         s = value.shape
-        if s.rank is None or s[axis] is None:
+        num = dimension_value(s[axis]) if s.rank is not None else None
+        if num is None:
             raise ValueError(f"Cannot infer num from shape {s}")
-        num = s[axis]
     return apply_op("Unpack", [value], {"num": num, "axis": axis}, name=name)
 
 
