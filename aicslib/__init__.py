@@ -119,5 +119,17 @@ for _name in ("nn", "image", "io", "train", "data", "datasets", "keras", "losses
 del _name, _mod
 from . import models  # noqa: E402,F401  (aics.models: VGG19 and style transfer, chapter 3)
 
+from .framework.missing_api import unsupported_namespace as _unsupported  # noqa: E402
+# Out of scope on purpose: a program reaching these stops with a NotImplementedError naming the API.
+ragged = _unsupported("tf.ragged", "aicslib has no ragged tensors; pad the rows to one length "
+                      "(tf.keras.preprocessing.sequence.pad_sequences) or use a tf.sparse.SparseTensor")
+RaggedTensor = _unsupported("tf.RaggedTensor", "aicslib has no ragged tensors; pad the rows to one "
+                            "length (tf.keras.preprocessing.sequence.pad_sequences)")
+saved_model = _unsupported("tf.saved_model", "aicslib has no SavedModel format; save the variables "
+                           "with tf.train.Checkpoint (or tf.compat.v1.train.Saver) and rebuild the "
+                           "model in Python, or write the graph with tf.io.write_graph")
+profiler = _unsupported("tf.profiler", "aicslib has no profiler; time a Session step with "
+                        "RunOptions(trace_level=FULL_TRACE) and aicslib.client.timeline, or time "
+                        "eager code with time.perf_counter")
 from .framework.missing_api import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr(__name__)  # a name aicslib lacks: "not implemented in aicslib"
