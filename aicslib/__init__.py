@@ -61,6 +61,7 @@ from .ops.init_ops import (constant_initializer, glorot_normal_initializer,  # t
                            glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
+from .ops import linalg_ops as _linalg_ops  # noqa: F401,E402  (Qr)
 from .ops import batch_norm_ops, fused_ops  # noqa: F401,E402  (FusedBatchNormV3; grappler's _Fused* ops)
 from . import kernels  # noqa: F401  (registers every kernel)
 from . import grappler  # noqa: F401,E402  (aics.grappler.optimize; Session runs its passes)

@@ -93,7 +93,9 @@ _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal":
             "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal,
             "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": HeNormal,
             "he_uniform": HeUniform, "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
-            "orthogonal": Orthogonal, "identity": Identity, "variance_scaling": VarianceScaling}
+            "orthogonal": Orthogonal, "identity": Identity, "variance_scaling": VarianceScaling,
+            # Keras's short aliases (Embedding's default is 'uniform': U(-0.05, 0.05))
+            "uniform": RandomUniform, "normal": RandomNormal}
 
 
 def get(identifier):

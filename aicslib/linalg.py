@@ -3,7 +3,9 @@ from .ops.array_ops import eye, transpose as _transpose
 from .ops.math_ops import matmul
 from .framework.missing_api import module_getattr
 
-__all__ = ["eye", "matmul", "matvec", "matrix_transpose", "norm"]
+from .ops.linalg_ops import qr  # noqa: E402
+
+__all__ = ["eye", "matmul", "matvec", "matrix_transpose", "norm", "qr"]
 
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
