@@ -109,6 +109,7 @@ from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKey
                         local_variables_initializer, no_regularizer, resource_variables_enabled, to_double, to_float, to_int32, to_int64,
                         variable_scope)
 from .compat.v1 import logging  # noqa: E402,F401  (tf.logging.set_verbosity, TF 1.15)
+from .compat.v1.logging import get_logger  # noqa: E402,F401  (tf.get_logger: the 'tensorflow' logger)
 from . import sparse, sparsity  # noqa: E402,F401  (aics.sparse: SparseTensor; sparse training)
 from . import strings  # noqa: E402,F401  (aics.strings: string tensors, as tf.strings)
 from . import autograph, summary  # noqa: E402,F401  (aics.autograph; aics.summary: TensorBoard)
