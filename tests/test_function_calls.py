@@ -124,3 +124,13 @@ def test_tf1_while_loop_runs_what_its_results_need():
             # TF 2.21 prints 10.0: TF1 runs only what the loop's results depend on, and the
             # assign is not among them (a tf.function runs it: TF2's automatic dependencies)
             assert sess.run(total) == 10.0
+
+
+def test_tf_print_to_a_file_and_the_tensorflow_logger(tmp_path):
+    path = tmp_path / "log.txt"
+    tf.print("a", tf.constant([1, 2]), output_stream=f"file://{path}")
+    tf.print("b", output_stream=f"file://{path}")
+    assert path.read_text() == "a [1 2]\nb\n"  # appended, as TF
+    with pytest.raises(ValueError, match="Unsupported output stream"):
+        tf.print("x", output_stream="stdout")
+    assert tf.get_logger().name == "tensorflow"

@@ -144,7 +144,7 @@ class TruncatedNormal(RandomNormal):
 
 
 class RandomUniform(Initializer):
-    def __init__(self, minval=0, maxval=None, seed=None, dtype=dtypes.float32):
+    def __init__(self, minval=0.0, maxval=None, seed=None, dtype=dtypes.float32):
         self.minval, self.maxval, self.seed = minval, maxval, seed
         self.dtype = dtypes.as_dtype(dtype)
 
