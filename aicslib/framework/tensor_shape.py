@@ -60,36 +60,7 @@ class Dimension(int, metaclass=_DimensionType):
     def __str__(self):
         return str(int(self))
 
-    __hash__ = int.__hash__
-
-    def _compare(op):
-        def compare(self, other):
-            v = _other_value(other)
-            if v is NotImplemented:
-                return NotImplemented
-            return None if v is None else getattr(int(self), op)(v)
-        compare.__name__ = op
-        return compare
-
-    __eq__, __ne__ = _compare("__eq__"), _compare("__ne__")
-    __lt__, __le__ = _compare("__lt__"), _compare("__le__")
-    __gt__, __ge__ = _compare("__gt__"), _compare("__ge__")
-
-    def _arith(op):
-        def arith(self, other):
-            v = _other_value(other)
-            if v is NotImplemented:
-                return NotImplemented
-            return _UNKNOWN if v is None else Dimension(getattr(int(self), op)(v))
-        arith.__name__ = op
-        return arith
-
-    __add__, __radd__ = _arith("__add__"), _arith("__radd__")
-    __sub__, __rsub__ = _arith("__sub__"), _arith("__rsub__")
-    __mul__, __rmul__ = _arith("__mul__"), _arith("__rmul__")
-    __floordiv__, __rfloordiv__ = _arith("__floordiv__"), _arith("__rfloordiv__")
-    __mod__, __rmod__ = _arith("__mod__"), _arith("__rmod__")
-    del _compare, _arith
+    __hash__ = int.__hash__  # defining __eq__ (below) would drop it
 
     def __truediv__(self, other):
         raise TypeError(f"unsupported operand type(s) for /: 'Dimension' and '{type(other).__name__}', "
@@ -140,29 +111,6 @@ class UnknownDimension:
 
     __index__ = __int__
 
-    def _unknown(op):
-        def unknown(self, other):
-            return NotImplemented if _other_value(other) is NotImplemented else None
-        unknown.__name__ = op
-        return unknown
-
-    __eq__, __ne__ = _unknown("__eq__"), _unknown("__ne__")
-    __lt__, __le__ = _unknown("__lt__"), _unknown("__le__")
-    __gt__, __ge__ = _unknown("__gt__"), _unknown("__ge__")
-
-    def _stays_unknown(op):
-        def stays_unknown(self, other):
-            return NotImplemented if _other_value(other) is NotImplemented else self
-        stays_unknown.__name__ = op
-        return stays_unknown
-
-    __add__ = __radd__ = _stays_unknown("__add__")
-    __sub__ = __rsub__ = _stays_unknown("__sub__")
-    __mul__ = __rmul__ = _stays_unknown("__mul__")
-    __floordiv__ = __rfloordiv__ = _stays_unknown("__floordiv__")
-    __mod__ = __rmod__ = _stays_unknown("__mod__")
-    del _unknown, _stays_unknown
-
     def is_compatible_with(self, other):
         return True
 
@@ -177,6 +125,28 @@ class UnknownDimension:
 
 
 _UNKNOWN = UnknownDimension()
+
+
+def _binary(name, result):
+    """A Dimension operator: NotImplemented unless ``other`` is a size, else ``result(self, size)``."""
+    def method(self, other):
+        v = _other_value(other)
+        return NotImplemented if v is NotImplemented else result(self, v)
+    method.__name__ = name
+    return method
+
+
+# Comparisons with an unknown size give None; arithmetic with one stays unknown (TF's rules).
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Dimension, _name, _binary(_name, lambda d, v, op=_name: None if v is None
+                                      else getattr(int(d), op)(v)))
+    setattr(UnknownDimension, _name, _binary(_name, lambda d, v: None))
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
+              "__rfloordiv__", "__mod__", "__rmod__"):
+    setattr(Dimension, _name, _binary(_name, lambda d, v, op=_name: _UNKNOWN if v is None
+                                      else Dimension(getattr(int(d), op)(v))))
+    setattr(UnknownDimension, _name, _binary(_name, lambda d, v: d))
+del _name
 
 
 def as_dimension(value):
