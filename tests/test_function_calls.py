@@ -134,3 +134,12 @@ def test_tf_print_to_a_file_and_the_tensorflow_logger(tmp_path):
     with pytest.raises(ValueError, match="Unsupported output stream"):
         tf.print("x", output_stream="stdout")
     assert tf.get_logger().name == "tensorflow"
+
+
+def test_module_that_calls_super_init_after_setting_attributes():
+    class Later(tf.Module):
+        def __init__(self):
+            self.v = tf.Variable(1.0)
+            super().__init__(name="later")
+    m = Later()
+    assert m.name == "later" and [v.numpy() for v in m.variables] == [1.0]  # TF: ('later', 1)
