@@ -259,3 +259,13 @@ def test_io_gfile_has_tf2_names_and_v1_gfile_tf1_names(tmp_path):
     assert not tf.gfile.Exists(d)
     with pytest.raises(aics.errors.NotFoundError):
         tf.gfile.DeleteRecursively(os.path.join(tmp_path, "x"))
+
+
+def test_tf1_config_proto_keeps_grappler_defaults():
+    config = tf.ConfigProto(gpu_options=tf.GPUOptions(allow_growth=True))
+    assert config.gpu_options.allow_growth
+    assert config.graph_options.rewrite_options.constant_folding == 0  # RewriterConfig.DEFAULT
+    assert aics.ConfigProto is tf.ConfigProto  # TF 1.15's tf.ConfigProto at the top level
+    with tf.Graph().as_default():
+        with tf.Session(config=config) as sess:
+            assert sess.run(tf.constant(2.0) * 3.0) == 6.0

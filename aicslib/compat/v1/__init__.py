@@ -68,9 +68,8 @@ class ConfigProto(_session.ConfigProto):
                  inter_op_parallelism_threads=0, intra_op_parallelism_threads=0, gpu_options=None,
                  graph_options=None, **unused):
         super().__init__(allow_soft_placement, log_device_placement, device_count,
-                         inter_op_parallelism_threads, intra_op_parallelism_threads)
+                         inter_op_parallelism_threads, intra_op_parallelism_threads, graph_options)
         self.gpu_options = gpu_options if gpu_options is not None else GPUOptions()
-        self.graph_options = graph_options
 
 
 def disable_v2_behavior():
