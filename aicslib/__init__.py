@@ -15,14 +15,14 @@ from .framework.context import disable_eager_execution, enable_eager_execution, 
 from .framework.op_def import register_op, op_def_registry
 from .framework.kernel_registry import register_kernel, kernel_registry
 from .framework.gradient_registry import RegisterGradient, NotDifferentiable, no_gradient, gradient_registry
-from .framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection, control_dependencies,
+from .framework.ops import (Graph, Operation, Tensor, add_to_collection, control_dependencies,
                             convert_to_tensor, device, get_collection, get_default_graph, is_tensor,
                             name_scope, reset_default_graph)
 from .framework.eager import EagerTensor
 from .framework.device import DeviceSpec  # tf.DeviceSpec
 from .framework.tensor_shape import TensorShape
 from .framework.graph_options import GraphOptions, OptimizerOptions, RewriterConfig
-from .framework.session import (ConfigProto, InteractiveSession, RunMetadata, RunOptions, Session,
+from .framework.session import (InteractiveSession, RunMetadata, RunOptions, Session,
                                 get_default_session)
 from .framework.raw_ops import raw_ops
 from .framework.backprop import GradientTape, custom_gradient
@@ -41,6 +41,7 @@ from .ops.array_ops import (broadcast_to, concat, constant, expand_dims, fill, g
 from .ops.array_ops import range  # noqa: A004
 from .ops.array_ops import eye
 from .ops.unconnected_gradients import UnconnectedGradients
+from .ops.where_ops import boolean_mask
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, clip_by_value, cos, divide, equal,  # noqa: A004
                            exp, floordiv, floormod, greater, greater_equal, is_finite, less, less_equal,
                            log, log1p, logical_and, logical_not, logical_or, matmul, maximum, minimum,
@@ -52,7 +53,7 @@ from .ops.random_ops import (random_normal, random_shuffle, random_uniform, set_
 from .ops.logging_ops import Print, print  # noqa: A004
 from .ops.variables import (Variable, assign, assign_add, assign_sub, global_variables,
                             global_variables_initializer, is_variable_initialized, local_variables,
-                            trainable_variables, variables_initializer)
+                            report_uninitialized_variables, trainable_variables, variables_initializer)
 from .ops.gradients_impl import gradients
 from .ops.control_flow_ops import case, cond, while_loop
 from .ops.data_flow_ops import FIFOQueue, QueueBase, RandomShuffleQueue  # TF1 keeps queues top-level
@@ -60,6 +61,7 @@ from .ops.init_ops import (constant_initializer, glorot_normal_initializer,  # t
                            glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
+from .ops import linalg_ops as _linalg_ops  # noqa: F401,E402  (Qr)
 from .ops import batch_norm_ops, fused_ops  # noqa: F401,E402  (FusedBatchNormV3; grappler's _Fused* ops)
 from . import kernels  # noqa: F401  (registers every kernel)
 from . import grappler  # noqa: F401,E402  (aics.grappler.optimize; Session runs its passes)
@@ -72,11 +74,14 @@ from . import introspect, test  # noqa: E402,F401
 from . import config, initializers, math, optimizers  # noqa: E402,F401  (TF2 namespaces)
 from .math import linspace  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (tf.linalg.matmul ...: TF2 guides)
+from .linalg import norm  # noqa: E402,F401
+from .math import floor, reduce_all, reduce_any, reduce_logsumexp, round  # noqa: E402,F401,A004
 from .framework.dtypes import complex64, complex128  # noqa: E402,F401
 from .ops.complex_ops import complex  # noqa: E402,F401,A004
 from .module import Module  # noqa: E402,F401
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402  (tf.version.VERSION)
+__version__ = version.VERSION
 
 
 def _optional(name):
@@ -91,6 +96,21 @@ def _optional(name):
 
 
 from . import compat  # noqa: E402,F401
+# TF 1.15 had the TF1 API at the top level: a TF1 program that uses only those names runs with
+# `import aicslib as tf` too. Names whose TF1 signature differs from TF2's (reduce_sum's
+# keep_dims, nn.dropout's keep_prob) keep TF2's here; compat.v1 has the TF1 ones. tf.flags is
+# compat.v1's only: aicslib.flags is the library's own switches (AICS_CONV_ALGO, log levels).
+# ConfigProto and GraphKeys are compat.v1's: TF 1.15's top-level classes, with the TF1 fields.
+from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKeys,  # noqa: E402,F401
+                        VariableScope, all_variables, app, arg_max, arg_min, dimension_value,
+                        disable_resource_variables, disable_v2_behavior, disable_v2_tensorshape,
+                        enable_resource_variables, enable_v2_behavior, enable_v2_tensorshape,
+                        get_seed, get_variable, get_variable_scope, gfile, initialize_all_variables,
+                        initialize_local_variables, initialize_variables, layers,
+                        local_variables_initializer, no_regularizer, resource_variables_enabled, to_double,
+                        to_float, to_int32, to_int64, variable_scope)
+from .compat.v1 import logging  # noqa: E402,F401  (tf.logging.set_verbosity, TF 1.15)
+from .compat.v1.logging import get_logger  # noqa: E402,F401  (tf.get_logger: the 'tensorflow' logger)
 from . import sparse, sparsity  # noqa: E402,F401  (aics.sparse: SparseTensor; sparse training)
 from . import strings  # noqa: E402,F401  (aics.strings: string tensors, as tf.strings)
 from . import autograph, summary  # noqa: E402,F401  (aics.autograph; aics.summary: TensorBoard)
@@ -102,5 +122,17 @@ for _name in ("nn", "image", "io", "train", "data", "datasets", "keras", "losses
 del _name, _mod
 from . import models  # noqa: E402,F401  (aics.models: VGG19 and style transfer, chapter 3)
 
+from .framework.missing_api import unsupported_namespace as _unsupported  # noqa: E402
+# Out of scope on purpose: a program reaching these stops with a NotImplementedError naming the API.
+ragged = _unsupported("tf.ragged", "aicslib has no ragged tensors; pad the rows to one length "
+                      "(tf.keras.preprocessing.sequence.pad_sequences) or use a tf.sparse.SparseTensor")
+RaggedTensor = _unsupported("tf.RaggedTensor", "aicslib has no ragged tensors; pad the rows to one "
+                            "length (tf.keras.preprocessing.sequence.pad_sequences)")
+saved_model = _unsupported("tf.saved_model", "aicslib has no SavedModel format; save the variables "
+                           "with tf.train.Checkpoint (or tf.compat.v1.train.Saver) and rebuild the "
+                           "model in Python, or write the graph with tf.io.write_graph")
+profiler = _unsupported("tf.profiler", "aicslib has no profiler; time a Session step with "
+                        "RunOptions(trace_level=FULL_TRACE) and aicslib.client.timeline, or time "
+                        "eager code with time.perf_counter")
 from .framework.missing_api import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr(__name__)  # a name aicslib lacks: "not implemented in aicslib"

@@ -12,6 +12,8 @@ from .ops.image_ops import (  # noqa: F401
     per_image_standardization, random_brightness, random_contrast, random_crop, random_flip_left_right,
     random_flip_up_down, random_hue, random_saturation, resize, resize_with_crop_or_pad, rgb_to_grayscale,
     rgb_to_hsv, rot90, transpose)
+from .ops.image_metrics import total_variation  # noqa: F401
+from .ops.image_ops_v1 import resize_images  # noqa: F401  (TF 1.15's tf.image.resize_images, TF1 semantics)
 from .ops import io_ops as _io_ops  # noqa: F401  (ReadFile for aics.io.read_file)
 from .ops.bounding_box_ops import sample_distorted_bounding_box_v2 as sample_distorted_bounding_box  # noqa: F401,E501
 
@@ -22,5 +24,5 @@ __all__ = [
     "hsv_to_rgb", "pad_to_bounding_box", "per_image_standardization", "random_brightness",
     "random_contrast", "random_crop", "random_flip_left_right", "random_flip_up_down", "random_hue",
     "random_saturation", "resize", "resize_with_crop_or_pad", "rgb_to_grayscale", "rgb_to_hsv", "rot90",
-    "transpose",
+    "transpose", "total_variation", "resize_images",
 ]

@@ -10,9 +10,27 @@ from TF1's: ``RandomNormal`` and ``TruncatedNormal`` have ``stddev=0.05``,
 from .framework import dtypes
 from .framework.missing_api import module_getattr
 from .ops import init_ops
-from .ops.init_ops import Constant, Initializer, Ones, Orthogonal, VarianceScaling, Zeros  # noqa: F401
+from .ops.init_ops import Initializer, Ones, Zeros  # noqa: F401
+from .ops.init_ops import VarianceScaling as _VarianceScalingV1
 
 __getattr__ = module_getattr(__name__)
+
+
+class Constant(init_ops.Constant):
+    """Keras's signature: ``Constant(value=0)`` (the dtype comes with each call)."""
+
+    def __init__(self, value=0):
+        super().__init__(value)
+
+
+class VarianceScaling(_VarianceScalingV1):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        super().__init__(scale, mode, distribution, seed)
+
+
+class Orthogonal(init_ops.Orthogonal):
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(gain, seed)
 
 
 class RandomNormal(init_ops.RandomNormal):
@@ -32,11 +50,11 @@ class RandomUniform(init_ops.RandomUniform):
 
 def _scaling(name, scale, mode, distribution, doc):
     def __init__(self, seed=None):
-        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+        _VarianceScalingV1.__init__(self, scale, mode, distribution, seed)
 
     def get_config(self):
         return {"seed": self.seed}
-    return type(name, (VarianceScaling,), {"__init__": __init__, "get_config": get_config,
+    return type(name, (_VarianceScalingV1,), {"__init__": __init__, "get_config": get_config,
                                            "__doc__": doc})
 
 
@@ -93,7 +111,9 @@ _BY_NAME = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal":
             "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal,
             "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": HeNormal,
             "he_uniform": HeUniform, "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform,
-            "orthogonal": Orthogonal, "identity": Identity, "variance_scaling": VarianceScaling}
+            "orthogonal": Orthogonal, "identity": Identity, "variance_scaling": VarianceScaling,
+            # Keras's short aliases (Embedding's default is 'uniform': U(-0.05, 0.05))
+            "uniform": RandomUniform, "normal": RandomNormal}
 
 
 def get(identifier):

@@ -157,14 +157,8 @@ def xlogy(x, y, name=None):
 
 def in_top_k(targets, predictions, k, name=None):
     """TF2 argument order: whether ``targets[i]`` is among the ``k`` largest of ``predictions[i]``."""
-    with name_scope(name, "in_top_k"):
-        p = convert_to_tensor(predictions)
-        t = math_ops.cast(targets, dtypes.int32)
-        depth = p.shape[-1] if p.shape.rank and p.shape[-1] is not None else array_ops.shape(p)[-1]
-        target_score = math_ops.reduce_sum(p * array_ops.one_hot(t, depth, dtype=p.dtype), axis=1)
-        higher = math_ops.reduce_sum(math_ops.cast(math_ops.greater(p, array_ops.expand_dims(target_score, 1)),
-                                                   dtypes.int32), axis=1)
-        return math_ops.less(higher, k)
+    from .ops.nn_impl import in_top_k as in_top_k_v1
+    return in_top_k_v1(predictions, targets, k, name=name)
 
 
 def linspace(start, stop, num, name=None, axis=0):

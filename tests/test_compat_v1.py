@@ -32,7 +32,9 @@ def test_disable_v2_behavior_gives_graphs_sessions_and_dimensions():
     assert not tf.executing_eagerly()
     x = tf.placeholder(tf.float32, [None, 784])
     assert x.shape[1].value == 784 and x.get_shape()[1] == 784
-    assert x.shape[0] is None
+    # TF1: the unknown batch size is Dimension(None), printed '?', not None
+    assert x.shape[0].value is None and repr(x.shape[0]) == "Dimension(None)"
+    assert str(x.shape) == "(?, 784)"
     assert repr(x.shape[1]) == "Dimension(784)"
     assert tf.dimension_value(x.shape[1]) == 784
     tf.enable_v2_behavior()

@@ -42,7 +42,8 @@ def test_every_registered_op_declares_its_gradient_status():
     # them, so a tape through one raises LookupError there too).
     unregistered_in_tf = ["AdjustContrastv2", "AdjustHue", "AdjustSaturation", "HSVToRGB",
                           "ResizeArea"]
-    assert aics.introspect.ops_without_gradient() == sorted(unregistered_in_tf + ["Tan"])
+    # Qr: TF has a gradient (a triangular solve aicslib lacks); differentiating it raises instead
+    assert aics.introspect.ops_without_gradient() == sorted(unregistered_in_tf + ["Qr", "Tan"])
 
 
 @pytest.mark.parametrize("op_type", sorted(op for op in DIFFERENTIABLE if RECIPES.get(op) is not None))

@@ -181,8 +181,10 @@ PROGRAMS = [
       "site/en/tutorials/customization/custom_layers.ipynb", "tf2", "runs"),
     P("docs/tutorials/quickstart/beginner", DOCS, "site/en/tutorials/quickstart/beginner.ipynb",
       "tf2", "final:loss:0.05", {"kw:epochs": 1}, legacy_keras=False),
+    # It prints its accuracy in percent (f"{test_accuracy.result() * 100:0.2f}"): a band of 5
+    # points is the 0.05 of the other programs.
     P("docs/tutorials/quickstart/advanced", DOCS, "site/en/tutorials/quickstart/advanced.ipynb",
-      "tf2", "final:accuracy:0.05", {"EPOCHS": 1}, legacy_keras=False),
+      "tf2", "final:accuracy:5", {"EPOCHS": 1}, legacy_keras=False),
 ]
 
 EXCLUDED = [

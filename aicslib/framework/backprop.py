@@ -16,6 +16,7 @@ from . import graph_tape_record as _graph_record, tape as _tape
 from .eager import EagerOperation, EagerTensor
 from .gradient_registry import RegisterGradient, gradient_registry
 from .nest import flatten as _flatten, pack_sequence_as
+from .tensor_shape import v2_shapes_inside
 
 
 class GradientTape:
@@ -139,7 +140,12 @@ class GradientTape:
             out_grads = _flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
             for t, g in zip(targets, out_grads):
                 if isinstance(t, Variable):
-                    t = t.value()
+                    # TF differentiates a variable target by its handle: the same variable as a
+                    # source gets the output gradient (ones), even with no read on the tape
+                    value = t.value()
+                    grads[id(t.handle)].append(ones_like(value) if g is None
+                                               else convert_to_tensor(g, dtype=value.dtype))
+                    continue
                 grads[id(t)].append(ones_like(t) if g is None else convert_to_tensor(g, dtype=t.dtype))
             watched = self._watched
             for op in reversed(self._entries):
@@ -161,7 +167,8 @@ class GradientTape:
                     continue
                 skip = [i for i, t in enumerate(op.inputs) if id(t) not in watched]
                 op.skip_input_indices = tuple(skip) if skip else None
-                in_grads = fn(op, *og)
+                with v2_shapes_inside():
+                    in_grads = fn(op, *og)
                 if not isinstance(in_grads, (list, tuple)):
                     in_grads = [in_grads]
                 if len(in_grads) != len(op.inputs):
@@ -172,7 +179,8 @@ class GradientTape:
                         grads[id(t)].append(g)
             result = []
             for k, s in zip(keys, flat_sources):
-                g = _sum(grads.get(k))
+                # as TF: an integer source has no gradient (TF logs that it must be floating)
+                g = _sum(grads.get(k)) if s.dtype.is_floating or s.dtype.is_complex else None
                 if g is None and unconnected_gradients == "zero":
                     g = zeros_like(s.value() if isinstance(s, Variable) else s)
                 result.append(g)

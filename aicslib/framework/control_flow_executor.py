@@ -162,6 +162,9 @@ class ControlFlowPlan:
                 self.fetch_index.append((None, el))
             else:
                 self.fetch_index.append((index[el.op], el.value_index))
+        # Target ops (fetched to run, not for a value) may sit inside a loop body: a print in a
+        # while loop traced by tf.function runs once per iteration and is done when the loop is.
+        self.targets = {i for i, value_index in self.fetch_index if i is not None and value_index is None}
 
     @staticmethod
     def _prune(graph, elements, feeds):
@@ -276,6 +279,8 @@ class ControlFlowPlan:
         if f is self.root:
             for idx, v in enumerate(outs):
                 self.results[(i, idx)] = v
+            self.results[(i, None)] = DEAD if dead else True
+        elif i in self.targets and self.results.get((i, None)) is not True:
             self.results[(i, None)] = DEAD if dead else True
         if k == _ENTER:
             child = f.children.get((it, self.frame_name[i]))

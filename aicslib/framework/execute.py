@@ -45,6 +45,7 @@ from .kernel_registry import kernel_registry
 from .op_def import op_def_registry
 from .op_def_library import apply_op_helper, convert_input, group_outputs, output_dtypes, prepare_inputs
 from .ops import InferenceContext, conversion_function_for
+from .tensor_shape import v2_shapes_inside
 
 CPU = "/device:CPU:0"
 
@@ -251,7 +252,8 @@ class KernelCall:
         fn = self.op_def.shape_fn
         if fn is not None:
             try:
-                fn(InferenceContext(name, name, inputs, self.attrs))
+                with v2_shapes_inside():
+                    fn(InferenceContext(name, name, inputs, self.attrs))
             except (ValueError, IndexError) as e:
                 return f"{e} [Op:{name}] with input shapes: {shapes}"
             except Exception:

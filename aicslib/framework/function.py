@@ -131,7 +131,27 @@ class ConcreteFunction:
             return []
         return self._session.run(fetches, feed_dict=feeds)[len(self._effects):]
 
-    def __call__(self, *args):
+    _arg_names = ()  # the Python parameter name of each input (set by Function when it traces)
+
+    def _positional(self, args, kwargs):
+        """``args`` and ``kwargs`` as one positional list, by the traced function's parameter names."""
+        if not kwargs:
+            return list(args)
+        out = list(args) + [_MISSING] * (len(self.inputs) - len(args))
+        for k, v in kwargs.items():
+            if k not in self._arg_names:
+                raise TypeError(f"{self.graph.name}(...) got an unexpected keyword argument '{k}'")
+            i = list(self._arg_names).index(k)
+            if i < len(args):
+                raise TypeError(f"{self.graph.name}(...) got multiple values for argument '{k}'")
+            out[i] = v
+        missing = [self._arg_names[i] for i, v in enumerate(out) if v is _MISSING]
+        if missing:
+            raise TypeError(f"{self.graph.name}(...) missing required arguments: {', '.join(missing)}")
+        return out
+
+    def __call__(self, *args, **kwargs):
+        args = self._positional(args, kwargs)
         args = [a if isinstance(a, EagerTensor) else EagerTensor(np.asarray(a, ph.dtype.as_numpy_dtype), ph.dtype)
                 for a, ph in zip(args, self.inputs)]
         recording = False
@@ -191,6 +211,19 @@ class ConcreteFunction:
             ins = ", ".join(t.name for t in op.inputs)
             lines.append(f"{op.name} = {op.type}({ins})")
         return "\n".join(lines)
+
+
+_MISSING = object()
+
+
+def _positional_names(fn):
+    """The names of ``fn``'s positional parameters ([] when it has no inspectable signature)."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def _build_backward(fwd):
@@ -420,24 +453,25 @@ class Function:
         from ..ops.array_ops import placeholder
         self.tracing_count += 1
         g = FuncGraph(getattr(self.python_function, "__name__", "function"))
-        inputs = []
+        inputs, names = [], []
+        params = _positional_names(self.python_function)[len(self._leading_args()):]
 
-        def symbolic(a):
+        def symbolic(a, name):
             if _is_spec(a):
-                name = getattr(a, "name", None) or f"arg{len(inputs)}"
-                ph = placeholder(dtypes.as_dtype(a.dtype), a.shape, name=name)
-                inputs.append(ph)
-                return ph
-            if isinstance(a, EagerTensor) or _is_array(a):
+                spec_name = getattr(a, "name", None) or f"arg{len(inputs)}"
+                ph = placeholder(dtypes.as_dtype(a.dtype), a.shape, name=spec_name)
+            elif isinstance(a, EagerTensor) or _is_array(a):
                 dt = a.dtype if isinstance(a, EagerTensor) else dtypes.as_dtype(a.dtype)
                 ph = placeholder(dt, np.shape(a._array if isinstance(a, EagerTensor) else a),
                                  name=f"arg{len(inputs)}")
-                inputs.append(ph)
-                return ph
-            return a
+            else:
+                return a
+            inputs.append(ph)
+            names.append(name)
+            return ph
         with g.as_default():
-            sym_args = [symbolic(a) for a in args]
-            sym_kwargs = {k: symbolic(kwargs[k]) for k in sorted(kwargs)}
+            sym_args = [symbolic(a, params[i] if i < len(params) else None) for i, a in enumerate(args)]
+            sym_kwargs = {k: symbolic(kwargs[k], k) for k in sorted(kwargs)}
             result = self._python_fn()(*self._leading_args(), *sym_args, **sym_kwargs)
             from .ops import convert_to_tensor
             # Every output becomes a tensor, Python numbers included (f(2.0) returning x * 2
@@ -450,6 +484,7 @@ class Function:
         g.outputs = flat
         g.structured_outputs = result
         cf = ConcreteFunction(g, inputs, flat, result)
+        cf._arg_names = names
         # Described now rather than kept: the arguments' arrays need not outlive the call.
         cf.parameter_lines = _parameter_lines(self.python_function, len(self._leading_args()),
                                               args, kwargs)

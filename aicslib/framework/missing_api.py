@@ -16,10 +16,7 @@ _INSTEAD = {
                  "(tf.compat.v1) or tf.GradientTape",
     "py_func": "aicslib has no py_func; compute with NumPy outside the graph and feed the result",
     "numpy_function": "aicslib has no numpy_function; compute with NumPy and feed the result",
-    "RaggedTensor": "aicslib has no ragged tensors; pad with keras.preprocessing.sequence.pad_sequences",
     "lite": "aicslib has no TF Lite converter",
-    "saved_model": "save variables with tf.train.Saver / tf.train.Checkpoint and the graph with "
-                   "tf.io.write_graph",
     "tpu": "aicslib runs on CPU (and simulated MLU); it has no TPU support",
     "mul": "tf.mul was renamed tf.multiply in TF 1.0",
     "sub": "tf.sub was renamed tf.subtract in TF 1.0",
@@ -63,3 +60,31 @@ def module_getattr(module_name, fallback=None):
                 pass
         raise not_implemented_error(module_name, name)
     return __getattr__
+
+
+class _Unsupported:
+    """A TF API aicslib deliberately lacks: calling it (or anything reached from it) raises
+    NotImplementedError naming the API, so a program stops at the first line that needs it."""
+
+    def __init__(self, path, reason):
+        self._path, self._reason = path, reason
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return _Unsupported(f"{self._path}.{name}", self._reason)
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"{self._path} is not implemented in aicslib: {self._reason}")
+
+    def __instancecheck__(self, instance):
+        return False  # isinstance(x, tf.RaggedTensor): nothing here is one
+
+    def __repr__(self):
+        return f"<{self._path}: not implemented in aicslib>"
+
+
+def unsupported_namespace(path, reason):
+    """A stand-in for a whole TF namespace that is out of scope (``tf.ragged``, ``tf.saved_model``,
+    ``tf.profiler``): any function in it raises NotImplementedError with ``reason``."""
+    return _Unsupported(path, reason)

@@ -16,7 +16,7 @@ from .device import canonical_device, eager_device, merge_device
 from .errors import GraphConstructionError, InvalidArgumentError
 from .python_sequences import first_text, sequence_to_array
 from .string_values import to_bytes_array
-from .tensor_shape import TensorShape, as_shape
+from .tensor_shape import TensorShape, as_shape, dimension_value, v2_shapes_inside
 
 
 class GraphKeys:
@@ -28,6 +28,13 @@ class GraphKeys:
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
     INIT_OP = "init_op"
+    # Scaffold's defaults for monitored sessions (TF1): found here before being made.
+    SAVERS = "savers"
+    SUMMARIES = "summaries"
+    SUMMARY_OP = "summary_op"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    LOCAL_INIT_OP = "local_init_op"
 
 
 # --------------------------------------------------------------------------
@@ -129,15 +136,17 @@ class Tensor(TensorOperators):
                         f"allowed in graph mode; use aics.cond/where, or run it in a Session.")
 
     def __iter__(self):
-        if self._shape.rank is None or self._shape[0] is None:
+        n = dimension_value(self._shape[0]) if self._shape.rank else None
+        if n is None:
             raise TypeError(f"Cannot iterate over tensor '{self.name}' of unknown leading dimension.")
-        for i in range(self._shape[0]):
+        for i in range(n):
             yield self[i]
 
     def __len__(self):
-        if self._shape.rank is None or self._shape.rank == 0 or self._shape[0] is None:
+        n = dimension_value(self._shape[0]) if self._shape.rank else None
+        if n is None:
             raise TypeError(f"len is not well defined for tensor '{self.name}' with shape {self._shape}.")
-        return self._shape[0]
+        return n
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(f"Cannot convert symbolic tensor '{self.name}' to a NumPy array; "
@@ -497,7 +506,8 @@ class Graph:
             return
         ctx = InferenceContext(op.type, op.name, op._inputs, op._attrs)
         try:
-            shapes = fn(ctx)
+            with v2_shapes_inside():
+                shapes = fn(ctx)
         except (ValueError, IndexError) as e:
             # The op is not added; name it and its inputs, as TF's shape errors do.
             shown = ", ".join(f"'{t.name}' {t.shape}" for t in op._inputs)

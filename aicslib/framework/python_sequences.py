@@ -6,6 +6,8 @@ shape"; ``[1, None]`` and ``[1, "a"]`` it accepts, as an object array and as tex
 TensorFlow refuses all three, with the messages below. The shape is read along the
 first elements, as TF reads it: every other element must then agree with it.
 """
+import operator
+
 import numpy as np
 
 __all__ = ["NON_RECTANGULAR", "MIXED_TYPES", "sequence_to_array", "first_text"]
@@ -54,7 +56,8 @@ def _check(value, shape, kinds):
         if _is_sequence(value):
             raise ValueError(MIXED_TYPES)   # TF's word for a list where a number was
         kinds.add("text" if _is_text(value) else "number" if isinstance(value, _NUMBER)
-                  or (isinstance(value, np.ndarray) and value.dtype.kind in "biufc") else "other")
+                  or (isinstance(value, np.ndarray) and value.dtype.kind in "biufc")
+                  else "index" if hasattr(type(value), "__index__") else "other")
         return
     if not _is_sequence(value) or len(value) != shape[0]:
         raise ValueError(NON_RECTANGULAR)
@@ -80,6 +83,15 @@ def sequence_to_array(value):
         return arr                  # numbers, rectangular: the common case, checked by NumPy
     kinds = set()
     _check(value, _first_shape(value), kinds)
+    if "index" in kinds and kinds <= {"number", "index"}:
+        # integer-like objects (a TF1 Dimension in a shape list) count as their int, as in TF
+        return np.asarray(_as_ints(value))
     if len(kinds) > 1 or "other" in kinds:
         raise ValueError(MIXED_TYPES)
     return arr if arr is not None else np.asarray(value)
+
+
+def _as_ints(value):
+    if _is_sequence(value):
+        return [_as_ints(v) for v in value]
+    return value if isinstance(value, _NUMBER) else operator.index(value)

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .ops import convert_to_tensor, name_scope
-from .tensor_shape import TensorShape
+from .tensor_shape import TensorShape, dimension_value
 
 
 def _with_rank(shape, rank):
@@ -24,6 +24,7 @@ def _with_rank(shape, rank):
 
 
 def _assert_compatible(a, b):
+    a, b = dimension_value(a), dimension_value(b)
     if a is not None and b is not None and int(a) != int(b):
         raise ValueError(f"Dimensions {int(a)} and {int(b)} are not compatible")
 
@@ -90,7 +91,7 @@ class SparseTensor:
             known = constant_value(self._dense_shape) if hasattr(self._dense_shape, "op") else None
         if known is not None:
             return TensorShape([int(d) for d in np.asarray(known).reshape(-1)])
-        rank = self._dense_shape.shape[0] if self._dense_shape.shape.rank == 1 else None
+        rank = dimension_value(self._dense_shape.shape[0]) if self._dense_shape.shape.rank == 1 else None
         return TensorShape(None if rank is None else [None] * int(rank))
 
     def get_shape(self):

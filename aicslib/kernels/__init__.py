@@ -16,3 +16,4 @@ from . import string_ops  # noqa: F401,E402  (tf.strings kernels, Add on strings
 from . import sample_distorted_bounding_box_op  # noqa: F401,E402  (image augmentation crop)
 from . import cwise_ops_complex  # noqa: F401,E402  (complex64/complex128 arithmetic)
 from . import native_matmul_op  # noqa: F401,E402  (MatMul in C on /device:NATIVE:0, exercise 5.8)
+from . import linalg_ops  # noqa: F401,E402  (Qr)

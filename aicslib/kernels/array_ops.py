@@ -157,7 +157,8 @@ def _pack(values, axis=0):
 def _unpack(value, num, axis=0):
     if value.shape[axis] != num:
         raise InvalidArgumentError(None, None, f"Unpack: dimension {axis} has size {value.shape[axis]}, num={num}")
-    return [np.ascontiguousarray(v) for v in np.moveaxis(value, axis, 0)]
+    # a 1-D value unpacks to 0-d arrays (np.ascontiguousarray would make each 1-D)
+    return [np.ascontiguousarray(v) if np.ndim(v) else np.asarray(v) for v in np.moveaxis(value, axis, 0)]
 
 
 @register_kernel("ExpandDims")
@@ -340,3 +341,8 @@ def _unsorted_segment_sum(data, segment_ids, num_segments):
     else:
         np.add.at(out, ids[kept], data[kept])
     return out
+
+
+@register_kernel("Where")
+def _where(input):  # noqa: A002
+    return np.argwhere(input).astype(np.int64)

@@ -59,7 +59,7 @@ _create_lock = threading.Lock()
 
 
 @register_kernel("OneShotIterator")
-def _one_shot_iterator(ctx, dataset_id, output_types, output_shapes, container="",
+def _one_shot_iterator(ctx, captures, dataset_id, output_types, output_shapes, container="",
                        shared_name=""):
     key = ("iterator", container, shared_name or ctx.node_name)
     it = ctx.resources.get(key)
@@ -75,6 +75,7 @@ def _one_shot_iterator(ctx, dataset_id, output_types, output_shapes, container="
             raise FailedPreconditionError(
                 None, None, f"OneShotIterator '{ctx.node_name}': its dataset is not registered "
                 f"with this graph (was the graph imported from a file? Rebuild the dataset).")
+        ds = ds.bind_captures(list(captures))
         it = ctx.resources[key] = _IteratorResource(ds, ctx.node_name, key, output_types, output_shapes)
     return it
 

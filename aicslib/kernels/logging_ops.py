@@ -17,8 +17,12 @@ def _fmt(v, summarize):
 
 @register_kernel("PrintV2")
 def _print_v2(inputs, summarize=3, output_stream="stdout", end="\n"):
-    stream = sys.stderr if output_stream == "stderr" else sys.stdout
-    print(" ".join(_fmt(v, summarize) for v in inputs), end=end, file=stream)
+    text = " ".join(_fmt(v, summarize) for v in inputs)
+    if output_stream.startswith("file://"):
+        with open(output_stream[len("file://"):], "a", encoding="utf-8") as f:
+            f.write(text + end)
+        return
+    print(text, end=end, file=sys.stderr if output_stream == "stderr" else sys.stdout)
 
 
 @register_kernel("Print")

@@ -1,9 +1,15 @@
-"""Random CPU kernels (TF's core/kernels/random_op.cc): one NumPy Generator per node and seed pair."""
+"""Random CPU kernels (TF's core/kernels/random_op.cc): TF's own generator and distributions.
+
+Each kernel keeps one Philox stream per (node, seeds, dtype) for the session (eagerly:
+for the process, as TF2's kernel cache), so a seeded program draws the same numbers as
+on TensorFlow, run after run (kernels/philox_random.py).
+"""
 import numpy as np
 
 from ..framework.allocator import check_allocation
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
+from . import philox_random
 
 
 def _shape(shape, op):
@@ -15,42 +21,53 @@ def _shape(shape, op):
     return shape
 
 
+def _stream(ctx, seed, seed2, dtype):
+    key = ("rng", ctx.node_name, "philox", int(seed), int(seed2), dtype.name)
+    stream = ctx.resources.get(key)
+    if stream is None:
+        stream = ctx.resources[key] = philox_random.PhiloxStream(seed, seed2)
+    return stream
+
+
+def _draw(ctx, op, draw, shape, seed, seed2, dtype):
+    shape = _shape(shape, op)
+    n = int(np.prod(shape, dtype=np.int64))
+    out = draw(_stream(ctx, seed, seed2, dtype), n, dtype.as_numpy_dtype)
+    return out.reshape(shape)
+
+
 @register_kernel("RandomStandardNormal")
 def _normal(ctx, shape, seed, seed2, dtype):
-    g = ctx.random_generator(seed, seed2)
-    values = g.standard_normal(_shape(shape, "RandomStandardNormal"), dtype=np.float32)
-    return values.astype(dtype.as_numpy_dtype, copy=False)
+    return _draw(ctx, "RandomStandardNormal", philox_random.normal, shape, seed, seed2, dtype)
 
 
 @register_kernel("RandomUniform")
 def _uniform(ctx, shape, seed, seed2, dtype):
-    g = ctx.random_generator(seed, seed2)
-    return g.random(_shape(shape, "RandomUniform"), dtype=np.float32).astype(dtype.as_numpy_dtype, copy=False)
+    return _draw(ctx, "RandomUniform", philox_random.uniform, shape, seed, seed2, dtype)
 
 
 @register_kernel("TruncatedNormal")
 def _truncated_normal(ctx, shape, seed, seed2, dtype):
-    g = ctx.random_generator(seed, seed2)
-    shape = _shape(shape, "TruncatedNormal")
-    out = g.standard_normal(shape, dtype=np.float32)
-    bad = np.abs(out) > 2
-    while bad.any():  # re-draw outside two standard deviations, as TF does
-        out[bad] = g.standard_normal(int(bad.sum()), dtype=np.float32)
-        bad = np.abs(out) > 2
-    return out.astype(dtype.as_numpy_dtype, copy=False)
+    return _draw(ctx, "TruncatedNormal", philox_random.truncated_normal, shape, seed, seed2, dtype)
 
 
 @register_kernel("RandomUniformInt")
 def _uniform_int(ctx, shape, minval, maxval, seed, seed2, Tout):
     if not minval < maxval:
         raise InvalidArgumentError(None, None, f"Need minval < maxval: {minval} >= {maxval}")
-    g = ctx.random_generator(seed, seed2)
-    return g.integers(minval, maxval, size=_shape(shape, "RandomUniformInt"), dtype=Tout.as_numpy_dtype)
+    shape = _shape(shape, "RandomUniformInt")
+    n = int(np.prod(shape, dtype=np.int64))
+    out = philox_random.uniform_int(_stream(ctx, seed, seed2, Tout), n, minval, maxval, Tout.as_numpy_dtype)
+    return out.reshape(shape)
 
 
 @register_kernel("RandomShuffle")
 def _shuffle(ctx, value, seed, seed2):
-    g = ctx.random_generator(seed, seed2)
     if value.ndim == 0:
         return value
-    return value[g.permutation(value.shape[0])]
+    stream = _stream(ctx, seed, seed2, _ShuffleKey)
+    return value[philox_random.shuffle_permutation(stream, value.shape[0])]
+
+
+class _ShuffleKey:
+    name = "shuffle"  # RandomShuffle's stream does not depend on the element dtype

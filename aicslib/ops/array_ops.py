@@ -15,7 +15,7 @@ from ..framework.eager import EagerTensor
 from ..framework.execute import apply_op
 from ..framework.ops import TensorOperators, convert_to_tensor, default_dtype_for, to_numpy
 from ..framework.python_sequences import sequence_to_array
-from ..framework.tensor_shape import TensorShape, as_shape
+from ..framework.tensor_shape import TensorShape, as_shape, dimension_value
 
 _ALL = "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, bool, string, resource, complex64, complex128}"  # noqa: E501
 _INDEX = "{int32, int64}"
@@ -543,7 +543,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         value = convert_to_tensor(value)
         sizes = [int(s) for s in num_or_size_splits]
         rank_ = value.shape.rank
-        dim = value.shape[axis] if rank_ is not None else None
+        dim = dimension_value(value.shape[axis]) if rank_ is not None else None
         if sizes.count(-1) > 1:
             raise ValueError(f"split: at most one entry of size_splits may be -1, got {sizes}.")
         if -1 in sizes:  # inferred from the dimension's size, as in TF
@@ -580,9 +580,9 @@ def unstack(value, num=None, axis=0, name="unstack"):
     value = convert_to_tensor(value)
     if num is None:
         s = value.shape
-        if s.rank is None or s[axis] is None:
+        num = dimension_value(s[axis]) if s.rank is not None else None
+        if num is None:
             raise ValueError(f"Cannot infer num from shape {s}")
-        num = s[axis]
     return apply_op("Unpack", [value], {"num": num, "axis": axis}, name=name)
 
 

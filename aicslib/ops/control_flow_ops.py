@@ -248,6 +248,25 @@ class WhileContext(ControlFlowContext):
         return all(t.op.type == "Enter" and t.op.get_attr("is_constant") for t in op.inputs)
 
 
+def _after_side_effects(ctx, body_ops, outs):
+    """The body's results, made to wait for its stateful ops (assignments, prints, reads).
+
+    Without this, iteration i + 1 could read a variable before iteration i's assign_sub ran:
+    its reads need only the loop's pivot, which the previous iteration's results release. TF2
+    runs a loop body as a function whose outputs wait for its side effects; this is that rule,
+    for loops traced by tf.function (a TF1 graph's while_loop runs only what its results need,
+    as in TF1). Ops inside a cond in the body are left out: a branch not taken would make the
+    loop dead.
+    """
+    effects = [op for op in body_ops if _op_context.get(op) is ctx and op.op_def.is_stateful
+               and op.type not in CONTROL_FLOW_OP_TYPES]
+    if not effects:
+        return outs
+    from .array_ops import identity
+    with control_dependencies(effects):
+        return [identity(r) for r in outs]
+
+
 def loops_of(graph):
     """The while loops built in ``graph`` (for the gradient and the executor)."""
     return list(_loops.get(graph, []))
@@ -481,6 +500,7 @@ def build_while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iter
             ctx.pivot_for_body = body_vars[0]
             user_body = body_vars[1:] if counter is not None else body_vars
             packed = pack_sequence_as(structure, user_body) if not single else user_body[0]
+            n_ops_before_body = len(graph.get_operations())
             res = body(*packed) if isinstance(packed, (list, tuple)) and not _is_namedtuple(packed) \
                 else body(packed)
             if single and isinstance(res, (list, tuple)) and len(res) == 1:
@@ -508,6 +528,8 @@ def build_while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iter
                                      f"To allow the shape to vary across iterations, use the "
                                      f"`shape_invariants` argument of tf.while_loop to specify a less-"
                                      f"specific shape.")
+            if getattr(graph, "building_function", False):  # tf.function: TF2's loop semantics
+                outs = _after_side_effects(ctx, graph.get_operations()[n_ops_before_body:], outs)
             nexts = [next_iteration(r, name="NextIteration") for r in outs]
             exits = []
             for s, inv in zip(switches, invariants):

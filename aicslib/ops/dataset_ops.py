@@ -1,7 +1,8 @@
 """Iterator ops of aics.data (TF's core/ops/dataset_ops.cc), for graph mode.
 
 ``OneShotIterator`` creates (once per session) a Python iterator over a
-``Dataset`` registered with the graph; ``IteratorGetNext`` takes the next
+``Dataset`` registered with the graph (its inputs are the graph tensors the
+dataset reads, a ``batch`` size computed in the graph, evaluated then); ``IteratorGetNext`` takes the next
 element from it and raises ``OutOfRangeError`` at the end, as in TF 1.x::
 
     next_x, next_y = dataset.make_one_shot_iterator().get_next()
@@ -25,7 +26,8 @@ from ..framework.common_shapes import scalar_shape
 from ..framework.gradient_registry import NotDifferentiable
 from ..framework.op_def import register_op
 
-register_op("OneShotIterator").output("handle: resource").attr("dataset_id: int") \
+register_op("OneShotIterator").input("captures: Tcaptures").output("handle: resource") \
+    .attr("dataset_id: int").attr("Tcaptures: list(type) >= 0 = []") \
     .attr("output_types: list(type) >= 1").attr("output_shapes: list(shape) >= 1") \
     .attr("container: string = ''").attr("shared_name: string = ''") \
     .set_is_stateful().set_shape_fn(scalar_shape)

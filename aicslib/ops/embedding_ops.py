@@ -24,7 +24,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
                                               "partition_strategy='mod' only in aicslib.")
                 n = len(params)
                 table = array_ops.concat([array_ops.expand_dims(p, 1) for p in params], 1)
-                rows = convert_to_tensor(params[0]).shape[0]
+                rows = convert_to_tensor(params[0]).shape.as_list()[0]
                 dim = convert_to_tensor(params[0]).shape.dims[1:]
                 if rows is None or None in dim:
                     raise ValueError("embedding_lookup over shards needs shards of known shape.")

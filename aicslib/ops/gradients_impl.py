@@ -11,6 +11,7 @@ import collections
 from ..framework import context
 from ..framework.gradient_registry import gradient_registry
 from ..framework.ops import Tensor, name_scope
+from ..framework.tensor_shape import v2_shapes_inside
 from ..framework import dtypes
 
 
@@ -69,7 +70,8 @@ def call_gradient_function(op, out_grads):
     if any(g is None for g in out_grads):
         from .array_ops import zeros_like
         out_grads = [zeros_like(o) if g is None else g for g, o in zip(out_grads, op.outputs)]
-    in_grads = fn(op, *out_grads)
+    with v2_shapes_inside():
+        in_grads = fn(op, *out_grads)
     if not isinstance(in_grads, (list, tuple)):
         in_grads = [in_grads]
     in_grads = list(in_grads)

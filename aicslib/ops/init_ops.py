@@ -144,7 +144,7 @@ class TruncatedNormal(RandomNormal):
 
 
 class RandomUniform(Initializer):
-    def __init__(self, minval=0, maxval=None, seed=None, dtype=dtypes.float32):
+    def __init__(self, minval=0.0, maxval=None, seed=None, dtype=dtypes.float32):
         self.minval, self.maxval, self.seed = minval, maxval, seed
         self.dtype = dtypes.as_dtype(dtype)
 
@@ -197,7 +197,9 @@ class VarianceScaling(Initializer):
 class Orthogonal(Initializer):
     """A matrix with orthonormal rows or columns (times ``gain``), reshaped to ``shape``.
 
-    Computed with NumPy's QR from a seeded normal matrix and added as a constant.
+    As TF: the Q of the QR decomposition of a normal matrix drawn with ``seed`` (so a seed
+    gives TF's matrix), its columns' signs made those of R's diagonal so that the result is
+    uniformly distributed over orthogonal matrices.
     """
 
     def __init__(self, gain=1.0, seed=None, dtype=dtypes.float32):
@@ -208,17 +210,19 @@ class Orthogonal(Initializer):
         shape = _shape_list(shape)
         if len(shape) < 2:
             raise ValueError("The tensor to initialize must be at least two-dimensional")
+        from . import linalg_ops, math_ops
         rows = int(np.prod(shape[:-1]))
         cols = shape[-1]
-        rng = np.random.default_rng(self.seed)
-        a = rng.standard_normal((max(rows, cols), min(rows, cols)))
-        q, r = np.linalg.qr(a)
-        q *= np.sign(np.diag(r))       # make the decomposition unique (uniform distribution)
-        if rows < cols:
-            q = q.T
         dt = self._dtype(dtype)
-        value = (self.gain * q).reshape(shape).astype(dt.as_numpy_dtype)
-        return convert_to_tensor(value, dtype=dt)
+        flat = (cols, rows) if rows < cols else (rows, cols)
+        a = random_ops.random_normal(flat, dtype=dt, seed=self.seed)
+        q, r = linalg_ops.qr(a, full_matrices=False)
+        k = min(rows, cols)
+        diag = math_ops.reduce_sum(r * array_ops.eye(k, dtype=dt), axis=1)
+        q = q * math_ops.sign(diag)
+        if rows < cols:
+            q = array_ops.transpose(q)
+        return math_ops.multiply(array_ops.reshape(q, shape), np.asarray(self.gain, dt.as_numpy_dtype))
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed}

@@ -17,8 +17,17 @@ register_op("Print").input("input: T").input("data: U").output("output: T") \
 
 
 def print(*inputs, summarize=3, output_stream=sys.stdout, end="\n", name=None):  # noqa: A001
-    """Prints its inputs when executed (at once eagerly; when run, in a graph)."""
-    stream = "stderr" if output_stream is sys.stderr else "stdout"
+    """Prints its inputs when executed (at once eagerly; when run, in a graph).
+
+    ``output_stream``: ``sys.stdout``, ``sys.stderr``, or ``"file://PATH"`` to append to a file,
+    as TF's ``tf.print``."""
+    if isinstance(output_stream, str):
+        if not output_stream.startswith("file://"):
+            raise ValueError(f"Unsupported output stream {output_stream!r}: pass sys.stdout, "
+                             f"sys.stderr or a 'file://' path.")
+        stream = output_stream
+    else:
+        stream = "stderr" if output_stream is sys.stderr else "stdout"
     return apply_op("PrintV2", [list(inputs)], {"summarize": summarize, "output_stream": stream,
                                                "end": end}, name=name)
 

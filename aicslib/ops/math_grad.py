@@ -410,7 +410,14 @@ no_gradient("LogicalNot")
 no_gradient("IsFinite")
 no_gradient("ArgMax")
 no_gradient("ArgMin")
-no_gradient("Sign")
+
+
+@RegisterGradient("Sign")
+def _sign_grad(op, grad):
+    """Zero almost everywhere: TF defines it so rather than leaving the input unconnected."""
+    return array_ops.zeros_like(op.inputs[0])
+
+
 no_gradient("FloorDiv")
 
 
@@ -443,6 +450,7 @@ GRADIENT_CHECK_RECIPES = {
     "SquaredDifference": lambda: (math_ops.squared_difference, [_any(2, 3), _any(3, seed=1)]),
     "Neg": lambda: (math_ops.negative, [_any(2, 3)]),
     "Abs": lambda: (math_ops.abs, [_any(2, 3)]),
+    "Sign": lambda: (math_ops.sign, [_any(2, 3)]),  # 0 away from x = 0, where sign jumps
     "Square": lambda: (math_ops.square, [_any(2, 3)]),
     "Sqrt": lambda: (math_ops.sqrt, [_pos(2, 3)]),
     "Rsqrt": lambda: (math_ops.rsqrt, [_pos(2, 3)]),

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.ops import convert_to_tensor, name_scope
+from ..framework.tensor_shape import dimension_value
 from . import array_ops, math_ops
 
 
@@ -19,7 +20,7 @@ def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, bet
         x = convert_to_tensor(input)
         if x.shape.rank != 4:
             raise ValueError(f"LRN: input must be 4-dimensional (NHWC), got shape {x.shape}")
-        c = x.shape[-1]
+        c = dimension_value(x.shape[-1])
         if c is None:
             raise ValueError("LRN: the channel dimension must be known.")
         r = int(depth_radius)
@@ -51,7 +52,8 @@ def in_top_k(predictions, targets, k, name=None):
     with name_scope(name, "in_top_k"):
         p = convert_to_tensor(predictions)
         t = math_ops.cast(targets, dtypes.int32)
-        depth = p.shape[-1] if p.shape.rank and p.shape[-1] is not None else array_ops.shape(p)[-1]
+        depth = dimension_value(p.shape[-1]) if p.shape.rank else None
+        depth = array_ops.shape(p)[-1] if depth is None else depth
         target_score = math_ops.reduce_sum(p * array_ops.one_hot(t, depth, dtype=p.dtype), axis=1)
         higher = math_ops.reduce_sum(math_ops.cast(
             math_ops.greater(p, array_ops.expand_dims(target_score, 1)), dtypes.int32), axis=1)

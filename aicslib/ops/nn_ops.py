@@ -20,7 +20,7 @@ from ..framework.kernel_shape_util import get_windowed_output_size
 from ..framework.execute import apply_op
 from ..framework.eager import EagerTensor
 from ..framework.ops import Tensor, convert_to_tensor, name_scope
-from ..framework.tensor_shape import TensorShape
+from ..framework.tensor_shape import TensorShape, dimension_value
 from ..framework.common_shapes import unchanged_shape, scalar_shape
 from . import array_ops, math_ops
 
@@ -374,18 +374,14 @@ def _check_channels(x, f, what="filter"):
 # ---------------------------------------------------------------------------
 # Python API: convolutions
 
-def conv2d(input, filters=None, strides=None, padding=None, data_format="NHWC", dilations=None,  # noqa: A002
-           name=None, filter=None):  # noqa: A002
-    """2-D convolution (``tf.nn.conv2d``, TF2 signature; TF1's ``filter=`` keyword also works).
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+    """2-D convolution (``tf.nn.conv2d``, TF2 signature; TF1's is ``aics.compat.v1.nn.conv2d``).
 
     ``input`` is NHWC (or NCHW with ``data_format="NCHW"``), ``filters`` HWIO.
     The CPU kernel picks its algorithm (im2col + GEMM or Winograd) by the rule
     in ``aicslib.kernels.conv_ops.choose_conv2d_algorithm``; force one with the
     environment variable ``AICS_CONV_ALGO=direct|im2col|winograd``.
     """
-    filters = filter if filters is None else filters
-    if filters is None or strides is None or padding is None:
-        raise TypeError("conv2d() needs input, filters, strides and padding")
     x, f = _same_float(input, filters)
     _check_channels(x, f)
     return apply_op("Conv2D", [x, f], _conv_attrs(x, f, strides, padding, data_format, dilations), name=name)
@@ -603,7 +599,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
             return apply_op("SoftmaxCrossEntropyWithLogits", [x, z])[0]
         shape = array_ops.shape(x)
         batch_shape = array_ops.slice(shape, [0], [rank - 1])
-        x2 = array_ops.reshape(x, [-1, x.shape[-1] if x.shape[-1] is not None else -1])
+        depth = dimension_value(x.shape[-1])
+        x2 = array_ops.reshape(x, [-1, -1 if depth is None else depth])
         z2 = array_ops.reshape(z, array_ops.shape(x2))
         loss = apply_op("SoftmaxCrossEntropyWithLogits", [x2, z2])[0]
         return array_ops.reshape(loss, batch_shape)
@@ -626,7 +623,8 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
                                                    f"{labels.shape}, logits shape {logits.shape}")
         if xr == 2:
             return apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels])[0]
-        n_classes = logits.shape[-1] if logits.shape[-1] is not None else -1
+        n_classes = dimension_value(logits.shape[-1])
+        n_classes = -1 if n_classes is None else n_classes
         x2 = array_ops.reshape(logits, [-1, n_classes])
         l2 = array_ops.reshape(labels, [-1])
         loss = apply_op("SparseSoftmaxCrossEntropyWithLogits", [x2, l2])[0]

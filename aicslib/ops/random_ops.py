@@ -2,10 +2,14 @@
 
 Seeds follow TF (python/framework/random_seed.py): an op's randomness is
 fixed by the pair (graph-level seed, op seed). With a graph seed and no op
-seed, the op seed is derived from the graph's op count (eager: a counter), so a
-program is reproducible; with an op seed only, the graph seed defaults to
-87654321; with neither, results differ every run.
+seed, the op seed is derived from the graph's op count (eager: drawn from
+``random.Random(global_seed)``, as TF's context does), so a program is
+reproducible; with an op seed only, the graph seed defaults to 87654321; with
+neither, results differ every run. The kernels draw with TF's Philox generator,
+so the same seeds give TF's numbers (kernels/philox_random.py).
 """
+import random as _pyrandom
+
 import numpy as np
 
 from ..framework import context, dtypes
@@ -36,14 +40,16 @@ register_op("RandomShuffle").input("value: T").output("output: T").attr("seed: i
     .attr("seed2: int = 0").attr("T: {half, bfloat16, float, double, int32, int64, uint8, bool}") \
     .set_is_stateful().set_shape_fn(lambda ctx: ctx.input_shape(0))
 
-_eager_seed = {"global": None, "counter": 0}
+# The eager global seed and the generator of op seeds drawn from it (TF's context._rng:
+# random.Random(global_seed).randint(0, 2**31 - 1) per op without its own seed).
+_eager_seed = {"global": None, "rng": _pyrandom.Random()}
 
 
 def set_random_seed(seed):
     """Sets the graph-level seed (the default graph's, or the eager global seed)."""
     if context.executing_eagerly():
         _eager_seed["global"] = None if seed is None else int(seed)
-        _eager_seed["counter"] = 0
+        _eager_seed["rng"] = _pyrandom.Random(_eager_seed["global"])
         reset_random_streams()
     else:
         get_default_graph().seed = None if seed is None else int(seed)
@@ -52,22 +58,25 @@ def set_random_seed(seed):
 set_seed = set_random_seed
 
 
+def _truncate(seed):
+    return int(seed) % _MAXINT32
+
+
 def get_seed(op_seed):
     """The (seed, seed2) pair an op uses, as tf.compat.v1.get_seed."""
     if context.executing_eagerly():
         global_seed = _eager_seed["global"]
         if global_seed is not None and op_seed is None:
-            _eager_seed["counter"] += 1
-            op_seed = _eager_seed["counter"]
+            op_seed = _eager_seed["rng"].randint(0, _MAXINT32)
     else:
         g = get_default_graph()
         global_seed = g.seed
         if global_seed is not None and op_seed is None:
             op_seed = len(g.get_operations())
     if global_seed is not None:
-        seeds = (int(global_seed), int(op_seed))
+        seeds = (_truncate(global_seed), _truncate(op_seed))
     elif op_seed is not None:
-        seeds = (DEFAULT_GRAPH_SEED, int(op_seed))
+        seeds = (DEFAULT_GRAPH_SEED, _truncate(op_seed))
     else:
         seeds = (None, None)
     if seeds == (0, 0):

@@ -255,7 +255,28 @@ def local_variables_initializer():
 
 
 def is_variable_initialized(variable):
+    """A bool scalar: whether ``variable`` holds a value yet (its initializer has run)."""
     return apply_op("VarIsInitializedOp", [variable.handle])
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A 1-D string tensor: the names (``'w'``, not ``'w:0'``) of the variables in ``var_list``
+    (all global and local ones by default) that are not initialized when it runs.
+
+    A variable created after ``global_variables_initializer()`` was built is not in that
+    initializer; this reports it until ``variables_initializer([v])`` runs, as in TF.
+    """
+    from .array_ops import constant, stack
+    from .where_ops import boolean_mask
+    from . import math_ops
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with name_scope(name):
+        if not var_list:
+            return constant([], dtype=dtypes.string)
+        names = constant([v.op.name for v in var_list])
+        initialized = stack([is_variable_initialized(v) for v in var_list])
+        return boolean_mask(names, math_ops.logical_not(initialized))
 
 
 def assign(ref, value, name=None):

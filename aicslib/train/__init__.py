@@ -31,6 +31,14 @@ from ..ops.init_ops import (compute_fans, constant_initializer, glorot_normal_in
                             zeros_initializer)
 from .training_util import (create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
+from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook,
+                                      FinalOpsHook, LoggingTensorHook, NanLossDuringTrainingError,
+                                      NanTensorHook, SecondOrStepTimer, StepCounterHook,
+                                      StopAtStepHook, SummarySaverHook)
+from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession,
+                                Scaffold, SessionCreator, SingularMonitoredSession,
+                                WorkerSessionCreator)
 
 
 __all__ = [
@@ -42,6 +50,13 @@ __all__ = [
     "Saver", "Checkpoint", "CheckpointManager", "CheckpointState", "CheckpointLoadStatus", "checkpoint_exists",
     "get_checkpoint_state", "latest_checkpoint", "list_variables", "load_checkpoint",
     "load_variable",
+    # monitored training: sessions and hooks (TF1)
+    "MonitoredSession", "MonitoredTrainingSession", "SingularMonitoredSession", "Scaffold",
+    "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator", "SessionRunHook",
+    "SessionRunArgs", "SessionRunContext", "SessionRunValues", "StopAtStepHook",
+    "LoggingTensorHook", "CheckpointSaverHook", "CheckpointSaverListener", "StepCounterHook",
+    "SummarySaverHook", "NanTensorHook", "NanLossDuringTrainingError", "FeedFnHook",
+    "FinalOpsHook", "SecondOrStepTimer",
     # queues and the threads that feed them
     "FIFOQueue", "RandomShuffleQueue", "QueueBase", "Coordinator", "LooperThread",
     "QueueRunner", "add_queue_runner", "start_queue_runners", "batch", "shuffle_batch",

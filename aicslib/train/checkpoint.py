@@ -15,6 +15,7 @@ import os
 
 
 from ..framework import dtypes, errors
+from ..io import gfile
 from ..ops.variables import Variable
 from .optimizer import Optimizer
 from . import saver as _saver
@@ -109,7 +110,13 @@ class Checkpoint:
         return out, optimizers
 
     def write(self, file_prefix):
-        """Writes a checkpoint at exactly ``file_prefix`` (no counter, no state file)."""
+        """Writes a checkpoint at exactly ``file_prefix`` (no counter, no state file).
+
+        Missing parent folders are created, as TF2's checkpoints do (TF1's ``Saver``
+        refuses instead)."""
+        folder = os.path.dirname(os.fspath(file_prefix))
+        if folder:
+            gfile.makedirs(folder)
         entries, _ = self._entries()
         values = {k: (v.numpy(), v.dtype.name) for k, v in entries.items()}
         return _saver.write_checkpoint(os.fspath(file_prefix), values)

@@ -619,6 +619,9 @@ class Saver:
                 "Saver.save(save_debug_info=True) is not supported: aicslib records no "
                 "stack traces of the ops it builds to save. Pass save_debug_info=False.")
         save_path = os.fspath(save_path)
+        if not os.path.isdir(os.path.dirname(os.path.abspath(save_path))):
+            # TF names the path it was given, before the step number is appended
+            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         step = None
         if global_step is not None:
             if isinstance(global_step, (int, np.integer)):

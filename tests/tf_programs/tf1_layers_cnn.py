@@ -66,9 +66,10 @@ def main(n_images=32, steps=4, lr=0.01):
         plus, minus = {**p64}, {**p64}
         plus["conv2d/kernel:0"] = p64["conv2d/kernel:0"].copy()
         minus["conv2d/kernel:0"] = p64["conv2d/kernel:0"].copy()
-        plus["conv2d/kernel:0"][idx] += 1e-5
-        minus["conv2d/kernel:0"][idx] -= 1e-5
-        num = (np_loss(x64, labels, plus) - np_loss(x64, labels, minus)) / 2e-5
+        # a small step in float64: a larger one may cross a ReLU or max-pool switch
+        plus["conv2d/kernel:0"][idx] += 1e-7
+        minus["conv2d/kernel:0"][idx] -= 1e-7
+        num = (np_loss(x64, labels, plus) - np_loss(x64, labels, minus)) / 2e-7
         assert abs(num - k_grad[idx]) < 1e-4 + 1e-3 * abs(num), (idx, num, k_grad[idx])
     # Adam's first step moves each weight by lr * g / (|g| + eps'), i.e. about lr against the gradient.
     step = p1["dense/kernel:0"] - p0["dense/kernel:0"]

@@ -28,11 +28,13 @@ from ...ops.variable_scope import (AUTO_REUSE, VariableScope, get_variable,  # n
 from ...ops.variables import (Variable, global_variables, global_variables_initializer,  # noqa: F401
                               local_variables, local_variables_initializer, trainable_variables,
                               variables_initializer)
+from ...version import VERSION as __version__  # noqa: F401,E402  (tf.__version__)
 from .signatures import arg_max, arg_min  # noqa: F401,E402  (TF1's deprecated spellings)
-from .signatures import (argmax, argmin, div, expand_dims, reduce_max, reduce_mean,  # noqa: F401
+from .signatures import (argmax, argmin, count_nonzero, div, expand_dims, norm,  # noqa: F401
+                         reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean,
                          reduce_min, reduce_prod, reduce_sum, squeeze, to_double, to_float,
                          to_int32, to_int64)
-from . import app, flags, gfile, layers, logging, losses, metrics, nn, train  # noqa: F401
+from . import app, flags, gfile, layers, logging, losses, math, metrics, nn, train  # noqa: F401
 
 try:
     image = _importlib.import_module(".image", __name__)
@@ -44,13 +46,9 @@ except ModuleNotFoundError as _e:  # written by the preprocessing chapter
 class GraphKeys(_GraphKeysV2):
     """Standard collection names (TF1's ``tf.GraphKeys``)."""
     REGULARIZATION_LOSSES = "regularization_losses"
-    SUMMARIES = "summaries"
     TRAIN_OP = "train_op"
     MODEL_VARIABLES = "model_variables"
     ACTIVATIONS = "activations"
-    SAVERS = "savers"
-    LOCAL_INIT_OP = "local_init_op"
-    READY_OP = "ready_op"
 
 
 class GPUOptions:
@@ -70,9 +68,8 @@ class ConfigProto(_session.ConfigProto):
                  inter_op_parallelism_threads=0, intra_op_parallelism_threads=0, gpu_options=None,
                  graph_options=None, **unused):
         super().__init__(allow_soft_placement, log_device_placement, device_count,
-                         inter_op_parallelism_threads, intra_op_parallelism_threads)
+                         inter_op_parallelism_threads, intra_op_parallelism_threads, graph_options)
         self.gpu_options = gpu_options if gpu_options is not None else GPUOptions()
-        self.graph_options = graph_options
 
 
 def disable_v2_behavior():

@@ -12,6 +12,7 @@ import numpy as np
 from ...framework import dtypes
 from ...framework.missing_api import module_getattr
 from ...framework.ops import GraphKeys, convert_to_tensor, get_default_graph
+from ...framework.tensor_shape import dimension_value
 from ...framework import context
 from ...ops import array_ops, init_ops, math_ops, nn_ops
 from ...ops.variable_scope import (get_variable, get_variable_scope, unique_default_scope_name,
@@ -54,7 +55,7 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     """``activation(inputs @ kernel + bias)``; kernel ``[in, units]``; inputs of rank > 2 act on the last axis."""
     with variable_scope(name, default_name="dense", reuse=reuse):
         x = convert_to_tensor(inputs)
-        in_dim = x.shape[-1] if x.shape.rank else None
+        in_dim = dimension_value(x.shape[-1]) if x.shape.rank else None
         if in_dim is None:
             raise ValueError("The last dimension of the inputs to `Dense` should be defined. Found `None`.")
         in_dim = int(in_dim)
@@ -89,7 +90,7 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_f
         if x.shape.rank != 4:
             raise ValueError(f"Input 0 of layer conv2d is incompatible with the layer: expected "
                              f"ndim=4, found ndim={x.shape.rank}. Full shape received: {x.shape}")
-        c = x.shape[-1] if fmt == "NHWC" else x.shape[1]
+        c = dimension_value(x.shape[-1] if fmt == "NHWC" else x.shape[1])
         if c is None:
             raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
         kernel = get_variable("kernel", [kh, kw, int(c), filters], dtype=x.dtype,
@@ -232,7 +233,7 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         if rank is None:
             raise ValueError("Input has undefined rank.")
         ax = axis % rank
-        c = x.shape[ax]
+        c = dimension_value(x.shape[ax])
         if c is None:
             raise ValueError(f"Input has undefined `axis` dimension. Input shape: {x.shape}")
         c = int(c)

@@ -6,6 +6,7 @@ TF1 spelled the reduction axis ``reduction_indices`` and ``keepdims``
 both at once; these do the same and call the TF2 op, so the TF2 signatures
 in ``aicslib`` stay as TF2 has them.
 """
+from ... import linalg as _linalg, math as _math
 from ...framework import dtypes
 from ...ops import array_ops, math_ops, nn_ops
 
@@ -36,6 +37,24 @@ reduce_mean = _reduce_v1(math_ops.reduce_mean)
 reduce_max = _reduce_v1(math_ops.reduce_max)
 reduce_min = _reduce_v1(math_ops.reduce_min)
 reduce_prod = _reduce_v1(math_ops.reduce_prod)
+reduce_all = _reduce_v1(_math.reduce_all)
+reduce_any = _reduce_v1(_math.reduce_any)
+reduce_logsumexp = _reduce_v1(_math.reduce_logsumexp)
+
+
+def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
+                  reduction_indices=None, keep_dims=None, input=None):  # noqa: A002
+    """TF1 ``count_nonzero``: ``input`` is the new name of ``input_tensor``, as the axis/keepdims pairs."""
+    input_tensor = deprecated_argument_lookup("input", input, "input_tensor", input_tensor)
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    return _math.count_nonzero(input_tensor, axis=axis, keepdims=keepdims, dtype=dtype, name=name)
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):  # noqa: A002
+    """TF1 ``norm``: ``keep_dims`` is the old name of ``keepdims``."""
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    return _linalg.norm(tensor, ord=ord, axis=axis, keepdims=keepdims, name=name)
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002

@@ -6,6 +6,7 @@ Everything in ``aics.train`` plus the TF1 learning-rate decay functions
 from ...framework.missing_api import module_getattr
 from ...train import *  # noqa: F401,F403
 from ...train import __all__ as _train_all
+from ...summary.v1 import summary_iterator  # noqa: F401  (tf.compat.v1.train.summary_iterator)
 from ...train.learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: F401
                                           natural_exp_decay, piecewise_constant, polynomial_decay)
 
@@ -18,4 +19,5 @@ def _from_train(name):
 __getattr__ = module_getattr(__name__, _from_train)
 
 __all__ = list(_train_all) + ["cosine_decay", "exponential_decay", "inverse_time_decay",
-                              "natural_exp_decay", "piecewise_constant", "polynomial_decay"]
+                              "natural_exp_decay", "piecewise_constant", "polynomial_decay",
+                              "summary_iterator"]

@@ -25,7 +25,6 @@ prepares elements in a background thread.
 import copy
 import gzip
 import queue as _queue
-import random as _random
 import threading
 import zlib
 
@@ -38,6 +37,8 @@ from ...framework.execute import apply_op
 from ...framework.ops import (Tensor, constant_value, convert_to_tensor, default_dtype_for,
                               get_default_graph, to_numpy)
 from ...framework.tensor_shape import TensorShape, as_shape
+from ..util.nest import (flatten, flatten_up_to, is_nested, map_structure, normalize,  # noqa: F401
+                         pack_sequence_as)
 
 AUTOTUNE = -1
 
@@ -63,56 +64,6 @@ class TensorSpec:
         return f"TensorSpec(shape={self.shape}, dtype=aics.{self.dtype.name}, name={self.name!r})"
 
 
-# -- nested structures: tensors, tuples (also namedtuples) and dicts ----------------------------
-
-def _is_nested(s):
-    return isinstance(s, (tuple, dict))
-
-
-def flatten(structure):
-    """The leaves of a nested structure, dict keys in sorted order (as tf.nest)."""
-    if isinstance(structure, dict):
-        out = []
-        for k in sorted(structure):
-            out.extend(flatten(structure[k]))
-        return out
-    if isinstance(structure, tuple):
-        out = []
-        for s in structure:
-            out.extend(flatten(s))
-        return out
-    return [structure]
-
-
-def pack_sequence_as(template, flat):
-    """Rebuilds ``template``'s structure from the leaves ``flat``."""
-    it = iter(flat)
-
-    def build(t):
-        if isinstance(t, dict):
-            return {k: build(t[k]) for k in sorted(t)}
-        if isinstance(t, tuple):
-            items = [build(x) for x in t]
-            return type(t)(*items) if hasattr(t, "_fields") else tuple(items)
-        return next(it)
-    out = build(template)
-    return out
-
-
-def _map_structure(fn, structure):
-    return pack_sequence_as(structure, [fn(x) for x in flatten(structure)])
-
-
-def _normalize(value):
-    """Lists become tensors (as in TF), tuples and dicts stay structures."""
-    if isinstance(value, dict):
-        return {k: _normalize(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        items = [_normalize(v) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    return value
-
-
 def _to_array(value, what):
     if isinstance(value, EagerTensor):
         return value.numpy(), value.dtype
@@ -136,6 +87,22 @@ def _source_component(value, what):
         return None, value.dtype, value
     arr, dt = _to_array(value, what)
     return arr, dt, None
+
+
+def _check_no_placeholders(captured):
+    """A one-shot iterator evaluates what its dataset captured when it first runs, with no feed:
+    a placeholder there is an error, as TF's "Cannot capture a placeholder by value"."""
+    seen, todo = set(), [t.op for t in captured]
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type == "Placeholder":
+            raise ValueError(f"Cannot capture a placeholder (name:{op.name}, type:Placeholder) by "
+                             f"value: use make_initializable_iterator() and feed it when running "
+                             f"the iterator's initializer.")
+        todo.extend(t.op for t in op.inputs)
 
 
 class DatasetSpec:
@@ -164,11 +131,11 @@ class Dataset:
 
     @property
     def output_types(self):
-        return _map_structure(lambda s: s.dtype, self._element_spec)
+        return map_structure(lambda s: s.dtype, self._element_spec)
 
     @property
     def output_shapes(self):
-        return _map_structure(lambda s: s.shape, self._element_spec)
+        return map_structure(lambda s: s.shape, self._element_spec)
 
     def _flat_specs(self):
         return flatten(self._element_spec)
@@ -252,7 +219,7 @@ class Dataset:
         Eagerly it returns the next element directly."""
         if context.executing_eagerly():
             return _EagerIterator(self)
-        self._check_no_captures("make_one_shot_iterator()")
+        _check_no_placeholders(self.captured_tensors())
         return Iterator._from_dataset(self)
 
     def make_initializable_iterator(self, shared_name=None):
@@ -273,7 +240,7 @@ class Dataset:
         ``initial_state``; returns the final state (as TF, the function is traced once
         into a graph and run for every element)."""
         self._check_no_captures("reduce()")
-        state0 = _normalize(initial_state)
+        state0 = normalize(initial_state)
         flat0 = [_to_array(v, f"reduce initial_state component {i}")
                  for i, v in enumerate(flatten(state0))]
         graph, phs_state, phs_elem, outs = _function_graph("reduce_func"), [], [], None
@@ -284,7 +251,7 @@ class Dataset:
             phs_elem = [placeholder(sp.dtype, sp.shape, name=f"elem{i}") for i, sp in enumerate(specs)]
             st = pack_sequence_as(state0, phs_state)
             el = pack_sequence_as(self._element_spec, phs_elem)
-            out = _normalize(reduce_func(st, el))  # TF passes the element whole, even a tuple
+            out = normalize(reduce_func(st, el))  # TF passes the element whole, even a tuple
             if isinstance(out, list):
                 out = tuple(out)
             outs = [convert_to_tensor(o, dtype=dt) for o, (_, dt) in zip(flatten(out), flat0)]
@@ -325,7 +292,8 @@ class Dataset:
     @staticmethod
     def range(*args, dtype=_dtypes.int64):
         """Like Python's range: ``range(stop)``, ``range(start, stop[, step])``, int64."""
-        return _RangeDataset(*args, dtype=dtype)
+        from .counting_ops import RangeDataset
+        return RangeDataset(*args, dtype=dtype)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -340,9 +308,9 @@ class Dataset:
             if output_types is not None or output_shapes is not None:
                 raise TypeError("The `output_types` and `output_shapes` arguments must not be "
                                 "specified together with the `output_signature` argument.")
-            sig = _normalize(output_signature)
-            output_types = _map_structure(lambda sp: sp.dtype, sig)
-            output_shapes = _map_structure(lambda sp: sp.shape, sig)
+            sig = normalize(output_signature)
+            output_types = map_structure(lambda sp: sp.dtype, sig)
+            output_shapes = map_structure(lambda sp: sp.shape, sig)
         elif output_types is None:
             raise TypeError("Missing required positional argument: output_signature (or output_types).")
         if args is not None:
@@ -412,15 +380,18 @@ class Dataset:
         """Shuffles with a buffer of ``buffer_size`` elements, as TF: each output is drawn at
         random from the buffer, which is refilled from the input. A buffer as large as the
         data set shuffles it uniformly."""
-        return _ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+        from .buffering_ops import ShuffleDataset
+        return ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
 
     def batch(self, batch_size, drop_remainder=False):
         """Stacks ``batch_size`` consecutive elements (the last batch may be smaller)."""
-        return _BatchDataset(self, batch_size, drop_remainder)
+        from .buffering_ops import BatchDataset
+        return BatchDataset(self, batch_size, drop_remainder)
 
     def repeat(self, count=None):
         """Repeats the data ``count`` times (None or -1: forever)."""
-        return _RepeatDataset(self, count)
+        from .counting_ops import RepeatDataset
+        return RepeatDataset(self, count)
 
     def prefetch(self, buffer_size):
         """Prepares up to ``buffer_size`` elements ahead in a background thread."""
@@ -428,11 +399,13 @@ class Dataset:
 
     def take(self, count):
         """At most ``count`` elements (-1: all)."""
-        return _TakeDataset(self, count)
+        from .counting_ops import TakeDataset
+        return TakeDataset(self, count)
 
     def skip(self, count):
         """All but the first ``count`` elements."""
-        return _SkipDataset(self, count)
+        from .counting_ops import SkipDataset
+        return SkipDataset(self, count)
 
     def __repr__(self):
         return f"<{type(self).__name__[1:]} element_spec={self._element_spec}>"
@@ -440,7 +413,7 @@ class Dataset:
 
 class _TensorSliceDataset(Dataset):
     def __init__(self, tensors):
-        tensors = _normalize(tensors)
+        tensors = normalize(tensors)
         flat = flatten(tensors)
         if not flat:
             raise ValueError("from_tensor_slices needs at least one component.")
@@ -504,7 +477,7 @@ class _TensorSliceDataset(Dataset):
 
 class _TensorDataset(Dataset):
     def __init__(self, tensors):
-        tensors = _normalize(tensors)
+        tensors = normalize(tensors)
         arrays, specs, captures = [], [], []
         for i, t in enumerate(flatten(tensors)):
             arr, dt, tensor = _source_component(t, f"from_tensors component {i}")
@@ -531,50 +504,18 @@ class _TensorDataset(Dataset):
         return 1
 
 
-class _RangeDataset(Dataset):
-    def __init__(self, *args, dtype=_dtypes.int64):
-        # TF's checks (dataset_ops.RangeDataset and range_dataset_op.cc), with its messages
-        if not 1 <= len(args) <= 3:
-            raise ValueError(f"Invalid `args`. The length of `args` should be between 1 and 3 "
-                             f"but was {len(args)}.")
-        bounds = []
-        for a in args:
-            value = np.asarray(a.numpy() if hasattr(a, "numpy") else a)
-            if value.dtype.kind not in "iu" or value.ndim:
-                raise TypeError(f"Cannot convert {a!r} to EagerTensor of dtype int64")
-            bounds.append(int(value))
-        if len(bounds) == 3 and bounds[2] == 0:
-            raise InvalidArgumentError(None, None, "step must be a non-zero integer.")
-        self._range = range(*bounds)
-        self._dtype = _dtypes.as_dtype(dtype)
-        super().__init__(TensorSpec([], self._dtype))
-
-    def _flat_numpy_iterator(self):
-        t = self._dtype.as_numpy_dtype
-        for i in self._range:
-            yield [np.asarray(i, dtype=t)]
-
-
 class _GeneratorDataset(Dataset):
     def __init__(self, generator, output_types, output_shapes):
-        types = _map_structure(_dtypes.as_dtype, _normalize(output_types)) \
-            if _is_nested(output_types) else _dtypes.as_dtype(output_types)
-        if output_shapes is None:
-            shapes = _map_structure(lambda _: TensorShape(None), types)
-        else:
-            shapes = output_shapes
-        flat_types = flatten(types)
-        flat_shapes = flatten(_normalize(shapes)) if _is_nested(types) else [shapes]
-        if len(flat_shapes) != len(flat_types):
-            raise ValueError("output_shapes must have the same structure as output_types.")
         self._gen = generator
-        super().__init__(pack_sequence_as(types, [TensorSpec(s, t) for s, t in
-                                                  zip(flat_shapes, flat_types)]))
+        super().__init__(_structure_specs(output_types, output_shapes))
 
     def _flat_numpy_iterator(self):
         specs = self._flat_specs()
         for value in self._gen():
-            flat = flatten(_normalize(value)) if _is_nested(self._element_spec) else [value]
+            try:
+                flat = flatten_up_to(self._element_spec, value)
+            except ValueError:
+                flat = []
             if len(flat) != len(specs):
                 raise InvalidArgumentError(None, None, f"from_generator: the generator yielded "
                                            f"{len(flat)} components, expected {len(specs)}.")
@@ -622,7 +563,7 @@ class _MapDataset(Dataset):
                 out = map_func(args)
             if isinstance(out, list):
                 out = tuple(out)
-            out = _normalize(out)
+            out = normalize(out)
             outs = [convert_to_tensor(o) for o in flatten(out)]
         self._phs = phs
         self._outs = outs
@@ -648,125 +589,6 @@ class _MapDataset(Dataset):
             feed.update(zip(phs, flat))
             vals = iter(sess.run(compute, feed_dict=feed)) if compute else iter(())
             yield [flat[p] if p is not None else next(vals) for p in self._passthrough]
-
-
-class _ShuffleDataset(Dataset):
-    def __init__(self, input_dataset, buffer_size, seed, reshuffle_each_iteration):
-        buffer_size = int(buffer_size)
-        if buffer_size < 1:
-            raise ValueError(f"shuffle: buffer_size must be >= 1, got {buffer_size}.")
-        self._input = input_dataset
-        self._buffer_size = buffer_size
-        self._seed = seed
-        self._reshuffle = reshuffle_each_iteration
-        self._epoch = 0
-        super().__init__(input_dataset.element_spec)
-
-    def _flat_numpy_iterator(self):
-        if self._seed is None:
-            rng = _random.Random()
-        else:
-            epoch = self._epoch if self._reshuffle else 0
-            rng = _random.Random(int(self._seed) * 1000003 + epoch)
-        self._epoch += 1
-        buf = []
-        size = self._buffer_size
-        for flat in self._input._flat_numpy_iterator():
-            if len(buf) < size:
-                buf.append(flat)
-                continue
-            k = rng.randrange(size)
-            out = buf[k]
-            buf[k] = flat
-            yield out
-        rng.shuffle(buf)
-        yield from buf
-
-
-class _BatchDataset(Dataset):
-    def __init__(self, input_dataset, batch_size, drop_remainder):
-        batch_size = int(batch_size)
-        if batch_size < 1:
-            raise ValueError(f"batch: batch_size must be >= 1, got {batch_size}.")
-        self._input = input_dataset
-        self._batch_size = batch_size
-        self._drop = drop_remainder
-        dim = batch_size if drop_remainder else None
-        spec = _map_structure(
-            lambda s: TensorSpec(TensorShape(None) if s.shape.rank is None
-                                 else TensorShape([dim] + s.shape.dims), s.dtype),
-            input_dataset.element_spec)
-        super().__init__(spec)
-
-    def _stack(self, rows):
-        out = []
-        for i in range(len(rows[0])):
-            parts = [r[i] for r in rows]
-            shape0 = parts[0].shape
-            for j, p in enumerate(parts):
-                if p.shape != shape0:
-                    raise InvalidArgumentError(
-                        None, None, f"Cannot batch tensors with different shapes in component "
-                        f"{i}. First element had shape {list(shape0)} and element {j} had "
-                        f"shape {list(p.shape)}.")
-            out.append(np.stack(parts))
-        return out
-
-    def _flat_numpy_iterator(self):
-        rows = []
-        for flat in self._input._flat_numpy_iterator():
-            rows.append(flat)
-            if len(rows) == self._batch_size:
-                yield self._stack(rows)
-                rows = []
-        if rows and not self._drop:
-            yield self._stack(rows)
-
-
-class _RepeatDataset(Dataset):
-    def __init__(self, input_dataset, count):
-        self._input = input_dataset
-        self._count = None if count is None or int(count) < 0 else int(count)
-        super().__init__(input_dataset.element_spec)
-
-    def _flat_numpy_iterator(self):
-        n = 0
-        while self._count is None or n < self._count:
-            empty = True
-            for flat in self._input._flat_numpy_iterator():
-                empty = False
-                yield flat
-            if empty:
-                return
-            n += 1
-
-
-class _TakeDataset(Dataset):
-    def __init__(self, input_dataset, count):
-        self._input = input_dataset
-        self._count = int(count)
-        super().__init__(input_dataset.element_spec)
-
-    def _flat_numpy_iterator(self):
-        if self._count == 0:
-            return
-        for i, flat in enumerate(self._input._flat_numpy_iterator()):
-            yield flat
-            if self._count >= 0 and i + 1 >= self._count:
-                return
-
-
-class _SkipDataset(Dataset):
-    def __init__(self, input_dataset, count):
-        self._input = input_dataset
-        self._count = int(count)
-        super().__init__(input_dataset.element_spec)
-
-    def _flat_numpy_iterator(self):
-        for i, flat in enumerate(self._input._flat_numpy_iterator()):
-            if self._count < 0 or i < self._count:
-                continue
-            yield flat
 
 
 _END = object()
@@ -846,7 +668,7 @@ class _TracedFunction:
                                 f"use aics.equal(x, y) / aics.not_equal(x, y) for elementwise results.")
             if isinstance(out, list):
                 out = tuple(out)
-            out = _normalize(out)
+            out = normalize(out)
             outs = [convert_to_tensor(o) for o in flatten(out)]
         self.phs, self.outs, self.structure = phs, outs, out
         self._session = None
@@ -982,7 +804,7 @@ class _WindowDataset(Dataset):
                                            f"but got {v}.")
         self._input = input_dataset
         self._size, self._shift, self._stride, self._drop = size, shift, stride, bool(drop_remainder)
-        super().__init__(_map_structure(lambda s: DatasetSpec(s), input_dataset.element_spec))
+        super().__init__(map_structure(lambda s: DatasetSpec(s), input_dataset.element_spec))
 
     def _flat_numpy_iterator(self):
         it = self._input._flat_numpy_iterator()
@@ -1040,7 +862,7 @@ class _ConcatenateDataset(Dataset):
 class _UnbatchDataset(Dataset):
     def __init__(self, input_dataset):
         self._input = input_dataset
-        spec = _map_structure(lambda s: TensorSpec(s.shape[1:] if s.shape.rank else TensorShape(None),
+        spec = map_structure(lambda s: TensorSpec(s.shape[1:] if s.shape.rank else TensorShape(None),
                                                    s.dtype), input_dataset.element_spec)
         super().__init__(spec)
 
@@ -1137,17 +959,19 @@ def _register_dataset(dataset):
 
 
 def _structure_specs(output_types, output_shapes):
-    types = _normalize(output_types)
-    types = _map_structure(_dtypes.as_dtype, types) if _is_nested(types) else _dtypes.as_dtype(types)
+    types = normalize(output_types)
+    types = map_structure(_dtypes.as_dtype, types) if is_nested(types) else _dtypes.as_dtype(types)
     if output_shapes is None:
-        shapes = _map_structure(lambda _: TensorShape(None), types) if _is_nested(types) \
+        shapes = map_structure(lambda _: TensorShape(None), types) if is_nested(types) \
             else TensorShape(None)
     else:
-        shapes = _normalize(output_shapes)
+        shapes = output_shapes
     flat_t = flatten(types)
-    flat_s = flatten(shapes) if _is_nested(types) else [shapes]
-    if len(flat_t) != len(flat_s):
-        raise ValueError("output_shapes must have the same structure as output_types.")
+    try:
+        flat_s = flatten_up_to(types, shapes)
+    except ValueError:
+        raise ValueError(f"output_shapes {output_shapes} must have the same structure as "
+                         f"output_types {output_types}.") from None
     return pack_sequence_as(types, [TensorSpec(as_shape(sh) if not isinstance(sh, TensorShape) else sh, t)
                                     for sh, t in zip(flat_s, flat_t)])
 
@@ -1169,7 +993,7 @@ class Iterator:
         from ...ops import dataset_ops as _defs  # noqa: F401  (op definitions)
         dataset_id = _register_dataset(dataset)
         specs = dataset._flat_specs()
-        handle = apply_op("OneShotIterator", [], {
+        handle = apply_op("OneShotIterator", [dataset.captured_tensors()], {
             "dataset_id": dataset_id, "output_types": [s.dtype for s in specs],
             "output_shapes": [s.shape.dims for s in specs]}, name="OneShotIterator")
         return cls(handle, dataset.element_spec)
@@ -1225,12 +1049,12 @@ class Iterator:
         """The op that points this iterator at the start of ``dataset``."""
         mine, theirs = flatten(self._element_spec), dataset._flat_specs()
         if len(mine) != len(theirs) or any(a.dtype != b.dtype for a, b in zip(mine, theirs)):
-            raise TypeError(f"Expected output types {_map_structure(lambda s: s.dtype, self._element_spec)} "
+            raise TypeError(f"Expected output types {map_structure(lambda s: s.dtype, self._element_spec)} "
                             f"but got dataset with output types {dataset.output_types}.")
         for a, b in zip(mine, theirs):
             if not a.shape.is_compatible_with(b.shape):
                 raise TypeError(f"Expected output shapes compatible with "
-                                f"{_map_structure(lambda s: s.shape, self._element_spec)} but got "
+                                f"{map_structure(lambda s: s.shape, self._element_spec)} but got "
                                 f"dataset with output shapes {dataset.output_shapes}.")
         dataset_id = _register_dataset(dataset)
         return apply_op("MakeIterator", [self._handle, dataset.captured_tensors()],
@@ -1251,11 +1075,11 @@ class Iterator:
 
     @property
     def output_types(self):
-        return _map_structure(lambda s: s.dtype, self._element_spec)
+        return map_structure(lambda s: s.dtype, self._element_spec)
 
     @property
     def output_shapes(self):
-        return _map_structure(lambda s: s.shape, self._element_spec)
+        return map_structure(lambda s: s.shape, self._element_spec)
 
     def get_next(self, name=None):
         """Tensors of the next element. The same tensors are returned on every call."""

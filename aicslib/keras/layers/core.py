@@ -1,6 +1,6 @@
 """Dense (Keras's ``layers/core/dense.py``): ``activation(inputs @ kernel + bias)``."""
 from ...ops import math_ops, nn_ops
-from ...framework.tensor_shape import as_shape
+from ...framework.tensor_shape import as_shape, dimension_value
 from .base_layer import Layer
 
 __all__ = ["Dense"]
@@ -31,7 +31,7 @@ class Dense(Layer):
         self.kernel = self.bias = None
 
     def build(self, input_shape):
-        last = as_shape(input_shape)[-1]
+        last = dimension_value(as_shape(input_shape)[-1])
         if last is None:
             raise ValueError("The last dimension of the inputs to a Dense layer should be "
                              f"defined. Found None. Full input shape received: {input_shape}")
