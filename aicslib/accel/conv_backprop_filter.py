@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from ..kernels.conv_2d import as_floats, conv_geometry, im2col_view
+from ..kernels.conv_2d import as_floats, backprop_filter_operands, conv_geometry, im2col_view
 from ..kernels.conv_grad_filter_ops import conv2d_backprop_filter_direct
 from ..kernels.conv_ops import requested_algorithm
 from . import c_winograd, work_sharder
@@ -32,13 +32,8 @@ def conv2d_backprop_filter_gemm(x, dy, filter_shape, strides=(1, 1), padding="VA
     over images on the threads (partial sums added at the end), which is the
     same GEMM with its inner dimension split.
     """
-    x, dy = as_floats(x, dy)
-    kh, kw, C, K = (int(s) for s in filter_shape)
-    g = conv_geometry(x.shape, (kh, kw, C, K), strides, padding, dilations)
-    N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {x.shape} and filter {tuple(filter_shape)}")
+    x, dy, g = backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations)
+    N, C, K, kh, kw, Ho, Wo = (g[k] for k in ("N", "C", "K", "kh", "kw", "Ho", "Wo"))
     if kh == kw == 1 and g["sh"] == g["sw"] == 1 and not any(g[p] for p in ("pt", "pb", "pl", "pr")):
         return sharded_matmul(x.reshape(-1, C).T, dy.reshape(-1, K), np.empty((C, K), x.dtype)).reshape(1, 1, C, K)
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
@@ -81,19 +76,14 @@ def conv2d_backprop_filter_winograd(x, dy, filter_shape, strides=(1, 1), padding
     zero rows/columns of ``dY``. Float32 operands use the C transforms where
     they are built (``winograd_transforms.native_winograd_transforms``).
     """
-    x, dy = as_floats(x, dy)
-    kh, kw, C, K = (int(s) for s in filter_shape)
-    g = conv_geometry(x.shape, (kh, kw, C, K), strides, padding, dilations)
+    x, dy, g = backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations)
+    N, C, K, kh, kw, Ho, Wo = (g[k] for k in ("N", "C", "K", "kh", "kw", "Ho", "Wo"))
     if (kh, kw, g["sh"], g["sw"], g["dh"], g["dw"]) != (3, 3, 1, 1, 1, 1):
         raise ValueError("conv2d_backprop_filter_winograd supports 3x3 filters with stride 1 and dilation 1 "
                          f"only, got filter {(kh, kw)}, strides {strides}, dilations {dilations}")
     if tile not in (2, 4):
         raise ValueError(f"conv2d_backprop_filter_winograd: tile must be 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)), "
                          f"got {tile!r}")
-    N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {x.shape} and filter {tuple(filter_shape)}")
     if N * Ho * Wo == 0:
         return np.zeros((kh, kw, C, K), dtype=x.dtype)
     m = tile

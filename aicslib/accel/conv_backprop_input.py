@@ -8,7 +8,7 @@ speed layer's forward algorithms (Winograd, blocked im2col) can run it.
 """
 import numpy as np
 
-from ..kernels.conv_2d import as_floats, backprop_input_padding, conv_geometry
+from ..kernels.conv_2d import as_floats, backprop_input_operands, backprop_input_padding, conv_geometry
 from ..kernels.conv_grad_input_ops import conv2d_backprop_input_direct
 from ..kernels.conv_ops import requested_algorithm
 from . import work_sharder
@@ -23,22 +23,12 @@ __all__ = ["conv2d_backprop_input", "conv2d_backprop_input_gemm", "IM2COL_PIXELS
 
 def conv2d_backprop_input_gemm(dy, w, input_shape, strides=(1, 1), padding="VALID", dilations=(1, 1),
                                block_bytes=None):
-    """Input gradient as TF/Eigen computes it: one GEMM, then col2im, by blocks of images on threads.
-
-    ``dcols(N*Ho*Wo, kh*kw*C) = dY(N*Ho*Wo, K) @ W(kh*kw*C, K)^T`` is the
-    gradient of the im2col matrix; col2im adds every patch row back onto the
-    input pixels it was copied from (the transpose of im2col). Overlapping
-    patches make this a scatter-*add*; it is done tap by tap, ``kh*kw`` strided
-    array additions, never a loop over pixels.
-    """
-    dy, w = as_floats(dy, w)
-    g = conv_geometry(tuple(input_shape), w.shape, strides, padding, dilations)
-    N, H, W, C = (int(s) for s in input_shape)
-    K, kh, kw, Ho, Wo = g["K"], g["kh"], g["kw"], g["Ho"], g["Wo"]
+    """The reference's GEMM ``dY @ W^T`` then col2im
+    (:func:`~aicslib.kernels.conv_grad_input_ops.conv2d_backprop_input_gemm`), by blocks of
+    images on the threads, each block's gradient of the im2col matrix in a reused scratch buffer."""
+    dy, w, g = backprop_input_operands(dy, w, input_shape, strides, padding, dilations)
+    N, H, W, C, K, kh, kw, Ho, Wo = (g[k] for k in ("N", "H", "W", "C", "K", "kh", "kw", "Ho", "Wo"))
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {tuple(input_shape)} and filter {w.shape}")
     w2t = w.reshape(kh * kw * C, K).T                   # (K, kh*kw*C): a transposed view, BLAS reads it as is
     if kh == kw == 1 and sh == sw == 1 and not any(g[p] for p in ("pt", "pb", "pl", "pr")):
         return sharded_matmul(dy.reshape(-1, K), w2t, np.empty((N * H * W, C), dy.dtype)).reshape(N, H, W, C)

@@ -11,7 +11,7 @@ Winograd (``conv_winograd.py``) and the reference's direct loops.
 import numpy as np
 
 from ..kernels.conv_2d import as_floats, conv_geometry, im2col_view
-from ..kernels.conv_ops import conv2d_direct, requested_algorithm, winograd_applicable
+from ..kernels.conv_ops import conv2d_direct, resolve_algorithm
 from . import work_sharder
 from .conv_policy import choose_conv2d_algorithm, winograd_tile_size
 from .conv_winograd import conv2d_winograd, conv2d_winograd_f4
@@ -91,13 +91,8 @@ def conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), algorithm="a
     Winograd output transform itself, to each tile's pixels as it writes them
     (TF's oneDNN "post-ops"), instead of being called.
     """
-    explicit = algorithm not in (None, "auto")
-    algo = requested_algorithm(algorithm)
     x, w = as_floats(x, w)
-    if algo == "auto":
-        algo = choose_conv2d_algorithm(w.shape, strides, dilations, x.shape)
-    if algo == "winograd" and not explicit and not winograd_applicable(w.shape, strides, dilations):
-        algo = "im2col"            # AICS_CONV_ALGO=winograd on a conv Winograd cannot do
+    algo, explicit = resolve_algorithm(algorithm, w.shape, strides, dilations, x.shape, choose_conv2d_algorithm)
     if algo == "winograd" and not explicit:
         g = conv_geometry(x.shape, w.shape, strides, padding, dilations)
         if winograd_tile_size(w.shape, (g["N"], g["Ho"], g["Wo"])) == 4:

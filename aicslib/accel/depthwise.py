@@ -25,9 +25,8 @@ import numpy as np
 
 from .. import flags
 from ..framework.dtypes import bfloat16, float16, float32, float64
-from ..kernels.conv_2d import (as_floats, backprop_input_padding, conv_geometry, run_backprop_filter,
-                               run_backprop_input, run_forward)
-from ..kernels.depthwise_conv_op import depthwise_geometry
+from ..kernels.conv_2d import (as_floats, backprop_filter_operands, backprop_input_operands, backprop_input_padding,
+                               conv_geometry, run_backprop_filter, run_backprop_input, run_forward)
 from . import c_depthwise
 from .registration import register_fast_kernel
 from .work_sharder import NUM_THREADS, executor, in_worker, padded_slab, run_blocks, scratch, split_blocks
@@ -99,6 +98,17 @@ def _row_taps(src, kh, kw, nr, Wo, sh, sw, dh, dw, slot):
     return taps
 
 
+def _block_taps(x, b, g, kh, kw):
+    """``(taps, tmp)`` of block ``b = (n0, n1, r0, r1)`` of output rows: :func:`_row_taps` of the
+    padded input rows it reads (in scratch), and a scratch array of one tap's shape."""
+    n0, n1, r0, r1 = b
+    sh, sw, dh, dw, Wo = g["sh"], g["sw"], g["dh"], g["dw"], g["Wo"]
+    slab = padded_slab(x, n0, n1, r0 * sh - g["pt"], (r1 - r0 - 1) * sh + (kh - 1) * dh + 1,
+                       -g["pl"], (Wo - 1) * sw + (kw - 1) * dw + 1, "dw_pad")
+    taps = _row_taps(slab, kh, kw, r1 - r0, Wo, sh, sw, dh, dw, "dw_phase")
+    return taps, scratch("dw_tmp", (n1 - n0, r1 - r0, Wo * x.shape[3]), x.dtype)
+
+
 def _tap_blocks(N, Ho, row_bytes, block_bytes):
     return split_blocks(N, Ho, row_bytes, block_bytes or DEPTHWISE_BLOCK_BYTES)
 
@@ -112,7 +122,6 @@ def _depthwise_forward_flat(x, w3, g, block_bytes=None):
     """
     kh, kw, C = w3.shape
     N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
     y = np.empty((N, Ho, Wo, C), dtype=x.dtype)
     if N * Ho * Wo * C == 0:
         return y
@@ -120,12 +129,8 @@ def _depthwise_forward_flat(x, w3, g, block_bytes=None):
 
     def block(b):
         n0, n1, r0, r1 = b
-        nb, nr = n1 - n0, r1 - r0
-        slab = padded_slab(x, n0, n1, r0 * sh - g["pt"], (nr - 1) * sh + (kh - 1) * dh + 1,
-                           -g["pl"], (Wo - 1) * sw + (kw - 1) * dw + 1, "dw_pad")
-        taps = _row_taps(slab, kh, kw, nr, Wo, sh, sw, dh, dw, "dw_phase")
-        acc = y[n0:n1, r0:r1].reshape(nb, nr, Wo * C)
-        tmp = scratch("dw_tmp", acc.shape, x.dtype)
+        taps, tmp = _block_taps(x, b, g, kh, kw)
+        acc = y[n0:n1, r0:r1].reshape(tmp.shape)
         for t, (i, j) in enumerate(taps):
             if t == 0:
                 np.multiply(taps[i, j], wt[i, j], out=acc)
@@ -287,7 +292,7 @@ def depthwise_conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), bl
     :func:`_depthwise_forward_flat`; ``M > 1`` through :func:`flat_channels`).
     """
     x, w = as_floats(x, w)
-    g = depthwise_geometry(x.shape, w.shape, strides, padding, dilations)
+    g = conv_geometry(x.shape, w.shape, strides, padding, dilations)
     lib = native_library(algorithm, block_bytes)
     xr, w3 = flat_channels(x, w)
     if lib is not None and g["N"] * g["Ho"] * g["Wo"] * w3.shape[2] > 0:
@@ -362,13 +367,9 @@ def depthwise_conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding=
     ``algorithm="native"`` (the default where it is built) runs the same two
     cases in C (:func:`_native_backprop_input`).
     """
-    dy, w = as_floats(dy, w)
-    N, H, W, C = (int(s) for s in input_shape)
-    g = depthwise_geometry((N, H, W, C), w.shape, strides, padding, dilations)
+    dy, w, g = backprop_input_operands(dy, w, input_shape, strides, padding, dilations, depthwise=True)
+    N, H, W, C = g["N"], g["H"], g["W"], g["C"]
     kh, kw, _, M = w.shape
-    if dy.shape != (N, g["Ho"], g["Wo"], C * M):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, g['Ho'], g['Wo'], C * M)} of input {(N, H, W, C)} and filter {w.shape}")
     _, w3 = flat_channels(None, w)
     lib = native_library(algorithm, block_bytes)
     pads = backprop_input_padding((N, H, W, C), g) if g["sh"] == g["sw"] == 1 else None
@@ -395,14 +396,8 @@ def depthwise_conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), paddin
     blocks' partial sums are added at the end. ``algorithm="native"`` (the
     default where it is built): the same sums in C, one partial sum per thread.
     """
-    x, dy = as_floats(x, dy)
-    kh, kw, C, M = (int(s) for s in filter_shape)
-    g = depthwise_geometry(x.shape, (kh, kw, C, M), strides, padding, dilations)
-    N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-    if dy.shape != (N, Ho, Wo, C * M):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, C * M)} of input {x.shape} and filter {(kh, kw, C, M)}")
+    x, dy, g = backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations, depthwise=True)
+    N, C, M, kh, kw, Ho, Wo = (g[k] for k in ("N", "C", "K", "kh", "kw", "Ho", "Wo"))
     if N * Ho * Wo * C * M == 0:
         return np.zeros((kh, kw, C, M), dtype=x.dtype)
     xr, _ = flat_channels(x, np.empty((kh, kw, C, M), x.dtype))
@@ -413,13 +408,9 @@ def depthwise_conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), paddin
 
     def block(b):
         n0, n1, r0, r1 = b
-        nb, nr = n1 - n0, r1 - r0
-        slab = padded_slab(xr, n0, n1, r0 * sh - g["pt"], (nr - 1) * sh + (kh - 1) * dh + 1,
-                           -g["pl"], (Wo - 1) * sw + (kw - 1) * dw + 1, "dw_pad")
-        taps = _row_taps(slab, kh, kw, nr, Wo, sh, sw, dh, dw, "dw_phase")
-        d = dy[n0:n1, r0:r1].reshape(nb, nr, Wo * CM)
-        tmp = scratch("dw_tmp", d.shape, x.dtype)
-        ones = np.ones(nb * nr * Wo, dtype=x.dtype)
+        taps, tmp = _block_taps(xr, b, g, kh, kw)
+        d = dy[n0:n1, r0:r1].reshape(tmp.shape)
+        ones = np.ones(d.shape[0] * d.shape[1] * Wo, dtype=x.dtype)
         part = np.empty((kh, kw, CM), dtype=x.dtype)
         for (i, j), src in taps.items():
             np.multiply(src, d, out=tmp)

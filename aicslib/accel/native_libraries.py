@@ -49,7 +49,8 @@ LIBRARIES = (
             "aics_sgemm_packed_tile": (INT, [ctypes.POINTER(I64), ctypes.POINTER(I64)]),
         }, "float32 GEMMs run on NumPy's BLAS"),
     NativeLibrary(
-        "libaics_depthwise", ["aics_depthwise.c"], ["aics_isa.h", "aics_depthwise_impl.h"], "aics_depthwise",
+        "libaics_depthwise", ["aics_depthwise.c"], ["aics_isa.h", "aics_depthwise_version.h", "aics_depthwise_impl.h"],
+        "aics_depthwise",
         _depthwise_functions(), "depthwise convolutions run NumPy's tap loops"),
     NativeLibrary(
         "libaics_output_stage", ["aics_output_stage.c"], ["aics_isa.h", "aics_output_stage.h"],

@@ -24,7 +24,8 @@ from .work_sharder import gemm, padded_slab, run_blocks, scratch
 __all__ = [
     "WINOGRAD_BT", "WINOGRAD_G", "WINOGRAD_AT", "WINOGRAD_G2",
     "WINOGRAD4_BT", "WINOGRAD4_G", "WINOGRAD4_AT", "WINOGRAD4_G2", "WINOGRAD4_AT2", "WINOGRAD4_A2",
-    "combine", "combine_grouped", "transform_filters", "native_winograd_transforms",
+    "combine", "combine_grouped", "transform_filters", "native_winograd_transforms", "c_input_transform",
+    "tile_columns",
     "winograd_filter_transform", "winograd_input_transform", "winograd2_output", "grad_output_transform2",
     "winograd4_filter_transform", "winograd4_input_transform", "winograd4_output", "grad_output_transform4",
 ]
@@ -111,6 +112,23 @@ def native_winograd_transforms(x):
     return c_winograd.library() if c_winograd.handles(x) else None
 
 
+def c_input_transform(m, x, pt, pl, n0, n1, r0, r1, tw, V):
+    """F(m x m)'s input transform of the block into ``V`` in C, where it takes ``x``: whether it did."""
+    lib = native_winograd_transforms(x)
+    if lib is not None:
+        c_winograd.input_transform(lib, m, x, m * r0 - pt, -pl, n0, n1, r1 - r0, tw, V)
+    return lib is not None
+
+
+def tile_columns(m, x, pt, pl, n0, n1, r0, r1, tw):
+    """``(cols, Tc)``: the ``m+2`` column views of the block's zero-padded input rows
+    ``m*r0 .. m*r1+1`` (tile row r reads rows ``m*r .. m*r+m+1``; view ``j`` holds column
+    ``m*q + j`` of tile ``q``), and scratch for the column pass's ``m+2`` results."""
+    xp = padded_slab(x, n0, n1, m * r0 - pt, m * (r1 - r0) + 2, -pl, m * tw + 2, f"wino{m}_pad")
+    cols = [xp[:, :, j: j + m * tw: m] for j in range(m + 2)]
+    return cols, scratch(f"wino{m}_T", (m + 2,) + cols[0].shape, x.dtype)
+
+
 def winograd_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
     """``V[a, b] = B^T d B`` for the 4x4 input tiles of images ``n0:n1``, tile rows ``r0:r1``.
 
@@ -119,16 +137,11 @@ def winograd_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
     outside ``x``). ``V`` has shape ``(4, 4, n1-n0, r1-r0, tw, C)``. Shared by
     the forward and the Winograd filter gradient (conv_backprop_filter.py).
     """
-    lib = native_winograd_transforms(x)
-    if lib is not None:
-        return c_winograd.input_transform(lib, 2, x, 2 * r0 - pt, -pl, n0, n1, r1 - r0, tw, V)
-    nb, nr, C = n1 - n0, r1 - r0, x.shape[3]
-    BT = WINOGRAD_BT
-    # zero-padded input rows 2*r0 .. 2*r1+1 (tile row r reads rows 2r .. 2r+3)
-    xp = padded_slab(x, n0, n1, 2 * r0 - pt, 2 * nr + 2, -pl, 2 * tw + 2, "wino_pad")
+    if c_input_transform(2, x, pt, pl, n0, n1, r0, r1, tw, V):
+        return V
+    BT, nr = WINOGRAD_BT, r1 - r0
     # columns first: Tc[b] = sum_j BT[b, j] * (column 2q+j), all rows
-    cols = [xp[:, :, j: j + 2 * tw: 2] for j in range(4)]                 # (nb, 2nr+2, tw, C)
-    Tc = scratch("wino_T", (4, nb, 2 * nr + 2, tw, C), x.dtype)
+    cols, Tc = tile_columns(2, x, pt, pl, n0, n1, r0, r1, tw)            # 4 x (nb, 2nr+2, tw, C)
     for bb in range(4):
         combine(BT[bb], cols, out=Tc[bb])
     # then rows: V[a, b] = sum_i BT[a, i] * Tc[b][row 2r+i]   (all four b at once)
@@ -243,14 +256,10 @@ def winograd4_input_transform(x, pt, pl, n0, n1, r0, r1, tw, V):
     ``4r - pt .. 4r + 5 - pt`` and columns ``4q - pl .. 4q + 5 - pl`` (zeros
     outside ``x``). ``V`` has shape ``(6, 6, n1-n0, r1-r0, tw, C)``.
     """
-    lib = native_winograd_transforms(x)
-    if lib is not None:
-        return c_winograd.input_transform(lib, 4, x, 4 * r0 - pt, -pl, n0, n1, r1 - r0, tw, V)
-    nb, nr, C = n1 - n0, r1 - r0, x.shape[3]
-    BT = WINOGRAD4_BT
-    xp = padded_slab(x, n0, n1, 4 * r0 - pt, 4 * nr + 2, -pl, 4 * tw + 2, "wino4_pad")
-    cols = [xp[:, :, j: j + 4 * tw: 4] for j in range(6)]                 # (nb, 4nr+2, tw, C)
-    Tc = scratch("wino4_T", (6, nb, 4 * nr + 2, tw, C), x.dtype)
+    if c_input_transform(4, x, pt, pl, n0, n1, r0, r1, tw, V):
+        return V
+    cols, Tc = tile_columns(4, x, pt, pl, n0, n1, r0, r1, tw)            # 6 x (nb, 4nr+2, tw, C)
+    BT, (nb, nr, C) = WINOGRAD4_BT, (n1 - n0, r1 - r0, x.shape[3])
     tmp = scratch("wino4_Ttmp", (nb, 4 * nr + 2, tw, C), x.dtype)
     for bb in range(6):
         combine_grouped(BT[bb], cols, Tc[bb], tmp)

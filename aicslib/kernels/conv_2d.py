@@ -14,6 +14,7 @@ framework's :func:`~aicslib.framework.kernel_shape_util.get_windowed_output_size
 ``pad_nhwc``               zero-pad H and W
 ``im2col_view``            the im2col matrix as a strided view (no copy)
 ``backprop_input_padding`` stride 1: the padding that makes the input gradient a forward conv
+``backprop_*_operands``    a backprop's operands in the working type, its geometry, TF's checks
 ``as_floats``              operands in the working type (float32, or float64)
 ``conv_args_from_attrs``   TF attrs (4-element lists) -> ``(strides, padding, dilations)``
 ``run_forward`` & co.      a kernel's body: attrs and layout around an NHWC function
@@ -28,7 +29,7 @@ from .conv_layout import nchw_to_nhwc, nhwc_to_nchw
 
 __all__ = [
     "hw_pair", "padding_pairs", "conv_geometry", "pad_nhwc", "im2col_view",
-    "backprop_input_padding", "as_floats", "conv_args_from_attrs", "to_nhwc", "from_nhwc", "cast_like",
+    "backprop_input_padding", "backprop_input_operands", "backprop_filter_operands", "as_floats", "conv_args_from_attrs", "to_nhwc", "from_nhwc", "cast_like",
     "sizes_nhwc", "run_forward", "run_backprop_input", "run_backprop_filter",
 ]
 
@@ -144,6 +145,34 @@ def backprop_input_padding(input_shape, g):
     if min(pt, pb, pl, pr) < 0:
         return None
     return [(pt, pb), (pl, pr)]
+
+
+def check_out_backprop(dy, g, input_shape, filter_shape, depthwise=False):
+    """TF's error when ``dy`` is not the shape of the forward's output (``g``, its geometry;
+    a depthwise conv's output has ``C * M`` channels)."""
+    want = (g["N"], g["Ho"], g["Wo"], g["C"] * g["K"] if depthwise else g["K"])
+    if tuple(dy.shape) != want:
+        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output {want} of input "
+                         f"{tuple(input_shape)} and filter {tuple(filter_shape)}")
+
+
+def backprop_input_operands(dy, w, input_shape, strides, padding, dilations, depthwise=False):
+    """``(dy, w, g)`` of an input gradient: the operands in the working type and the forward's
+    geometry, after checking that ``dy`` has the forward output's shape."""
+    dy, w = as_floats(dy, w)
+    input_shape = tuple(int(s) for s in input_shape)
+    g = conv_geometry(input_shape, w.shape, strides, padding, dilations)
+    check_out_backprop(dy, g, input_shape, w.shape, depthwise)
+    return dy, w, g
+
+
+def backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations, depthwise=False):
+    """``(x, dy, g)`` of a filter gradient, as :func:`backprop_input_operands`."""
+    x, dy = as_floats(x, dy)
+    filter_shape = tuple(int(s) for s in filter_shape)
+    g = conv_geometry(x.shape, filter_shape, strides, padding, dilations)
+    check_out_backprop(dy, g, x.shape, filter_shape, depthwise)
+    return x, dy, g
 
 
 # Kernel helpers: like TF's Conv2DOp::Compute the kernels read the attrs, work

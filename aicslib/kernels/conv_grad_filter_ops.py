@@ -17,7 +17,8 @@ import numpy as np
 
 from ..framework.dtypes import bfloat16, float16, float32, float64
 from ..framework.kernel_registry import register_kernel
-from .conv_2d import as_floats, conv_geometry, im2col_view, pad_nhwc, run_backprop_filter
+from .conv_2d import (as_floats, backprop_filter_operands, conv_geometry, im2col_view, pad_nhwc,
+                      run_backprop_filter)
 from .conv_ops import requested_algorithm
 
 __all__ = ["conv2d_backprop_filter", "conv2d_backprop_filter_direct", "conv2d_backprop_filter_gemm"]
@@ -52,13 +53,8 @@ def conv2d_backprop_filter_gemm(x, dy, filter_shape, strides=(1, 1), padding="VA
     """Filter gradient as TF/Eigen computes it: im2col, then one GEMM
     ``dW(kh*kw*C, K) = cols(N*Ho*Wo, kh*kw*C)^T @ dY(N*Ho*Wo, K)``: the contraction
     runs over all ``N*Ho*Wo`` output pixels."""
-    x, dy = as_floats(x, dy)
-    kh, kw, C, K = (int(s) for s in filter_shape)
-    g = conv_geometry(x.shape, (kh, kw, C, K), strides, padding, dilations)
-    N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {x.shape} and filter {tuple(filter_shape)}")
+    x, dy, g = backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations)
+    N, C, K, kh, kw, Ho, Wo = (g[k] for k in ("N", "C", "K", "kh", "kw", "Ho", "Wo"))
     xp = pad_nhwc(x, g["pt"], g["pb"], g["pl"], g["pr"])
     cols = im2col_view(xp, kh, kw, Ho, Wo, (g["sh"], g["sw"]), (g["dh"], g["dw"])).reshape(N * Ho * Wo, kh * kw * C)
     return (cols.T @ dy.reshape(N * Ho * Wo, K)).reshape(kh, kw, C, K)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..framework.dtypes import bfloat16, float16, float32, float64
 from ..framework.kernel_registry import register_kernel
-from .conv_2d import as_floats, conv_geometry, run_backprop_input
+from .conv_2d import as_floats, backprop_input_operands, conv_geometry, run_backprop_input
 from .conv_ops import requested_algorithm
 
 __all__ = ["conv2d_backprop_input", "conv2d_backprop_input_direct", "conv2d_backprop_input_gemm"]
@@ -58,14 +58,9 @@ def conv2d_backprop_input_gemm(dy, w, input_shape, strides=(1, 1), padding="VALI
     patches make this a scatter-*add*; it is done tap by tap, ``kh*kw`` strided
     array additions, never a loop over pixels.
     """
-    dy, w = as_floats(dy, w)
-    g = conv_geometry(tuple(input_shape), w.shape, strides, padding, dilations)
-    N, H, W, C = (int(s) for s in input_shape)
-    K, kh, kw, Ho, Wo = g["K"], g["kh"], g["kw"], g["Ho"], g["Wo"]
+    dy, w, g = backprop_input_operands(dy, w, input_shape, strides, padding, dilations)
+    N, H, W, C, K, kh, kw, Ho, Wo = (g[k] for k in ("N", "H", "W", "C", "K", "kh", "kw", "Ho", "Wo"))
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {tuple(input_shape)} and filter {w.shape}")
     dcols = (dy.reshape(-1, K) @ w.reshape(kh * kw * C, K).T).reshape(N, Ho, Wo, kh, kw, C)    # GEMM
     dxp = np.zeros((N, H + g["pt"] + g["pb"], W + g["pl"] + g["pr"], C), dtype=dy.dtype)
     for i in range(kh):                                                                     # col2im

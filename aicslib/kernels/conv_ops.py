@@ -54,7 +54,7 @@ from .conv_layout import nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 
 __all__ = [
     "conv2d", "conv2d_direct", "conv2d_im2col", "conv2d_winograd", "conv2d_nchw", "conv2d_im2col_nchw",
-    "choose_conv2d_algorithm", "requested_algorithm", "winograd_applicable", "conv2d_flops", "ALGORITHMS",
+    "choose_conv2d_algorithm", "requested_algorithm", "resolve_algorithm", "winograd_applicable", "conv2d_flops", "ALGORITHMS",
     "WINOGRAD_BT", "WINOGRAD_G", "WINOGRAD_AT", "WINOGRAD_MIN_CHANNELS",
 ]
 
@@ -239,6 +239,20 @@ def requested_algorithm(algorithm):
     return algorithm
 
 
+def resolve_algorithm(algorithm, w_shape, strides, dilations, x_shape, rule=None):
+    """``(algorithm to run, whether it was passed explicitly)``: ``algorithm``, else
+    ``AICS_CONV_ALGO``, else ``rule(w_shape, strides, dilations, x_shape)`` (default:
+    :func:`choose_conv2d_algorithm`). A Winograd forced by
+    the environment on a conv it cannot do becomes im2col (an explicit one is left to raise)."""
+    explicit = algorithm not in (None, "auto")
+    algo = requested_algorithm(algorithm)
+    if algo == "auto":
+        algo = (rule or choose_conv2d_algorithm)(w_shape, strides, dilations, x_shape)
+    if algo == "winograd" and not explicit and not winograd_applicable(w_shape, strides, dilations):
+        algo = "im2col"
+    return algo, explicit
+
+
 def conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), algorithm="auto"):
     """2-D convolution (NHWC input, HWIO filter) with a choice of algorithm.
 
@@ -249,13 +263,8 @@ def conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), algorithm="a
     stride 1, dilation 1) falls back to im2col when it came from the
     environment, and raises when it was passed explicitly.
     """
-    explicit = algorithm not in (None, "auto")
-    algo = requested_algorithm(algorithm)
     x, w = as_floats(x, w)
-    if algo == "auto":
-        algo = choose_conv2d_algorithm(w.shape, strides, dilations, x.shape)
-    if algo == "winograd" and not explicit and not winograd_applicable(w.shape, strides, dilations):
-        algo = "im2col"            # AICS_CONV_ALGO=winograd on a conv Winograd cannot do
+    algo, _ = resolve_algorithm(algorithm, w.shape, strides, dilations, x.shape)
     fn = {"direct": conv2d_direct, "im2col": conv2d_im2col, "winograd": conv2d_winograd}[algo]
     return fn(x, w, strides, padding, dilations)
 

@@ -22,23 +22,15 @@ import numpy as np
 
 from ..framework.dtypes import bfloat16, float16, float32, float64
 from ..framework.kernel_registry import register_kernel
-from .conv_2d import as_floats, conv_geometry, pad_nhwc, run_backprop_filter, run_backprop_input, run_forward
+from .conv_2d import (as_floats, backprop_filter_operands, backprop_input_operands, conv_geometry, pad_nhwc,
+                      run_backprop_filter, run_backprop_input, run_forward)
 
 __all__ = [
     "depthwise_conv2d", "depthwise_conv2d_direct", "depthwise_conv2d_backprop_input",
-    "depthwise_conv2d_backprop_filter", "depthwise_geometry",
+    "depthwise_conv2d_backprop_filter",
 ]
 
 _FLOAT = {"T": [float16, bfloat16, float32, float64]}
-
-
-def depthwise_geometry(x_shape, w_shape, strides, padding, dilations):
-    """:func:`~.conv_2d.conv_geometry` of a depthwise conv (``K`` is the multiplier ``M``)."""
-    kh, kw, C, M = w_shape
-    if x_shape[3] != C:
-        raise ValueError(f"input depth {x_shape[3]} must equal filter in-depth {C}: "
-                         f"input shape {tuple(x_shape)}, filter shape {tuple(w_shape)}")
-    return conv_geometry(x_shape, (kh, kw, C, M), strides, padding, dilations)
 
 
 def _tap(a, i, j, g):
@@ -50,7 +42,7 @@ def _tap(a, i, j, g):
 def depthwise_conv2d_direct(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1)):
     """Loop reference: ``y[n, oh, ow, c*M + m] = sum_{i,j} xp[n, ih, iw, c] * w[i, j, c, m]``."""
     x, w = as_floats(x, w)
-    g = depthwise_geometry(x.shape, w.shape, strides, padding, dilations)
+    g = conv_geometry(x.shape, w.shape, strides, padding, dilations)
     kh, kw, C, M = w.shape
     xp = pad_nhwc(x, g["pt"], g["pb"], g["pl"], g["pr"])
     y = np.zeros((g["N"], g["Ho"], g["Wo"], C, M), dtype=x.dtype)
@@ -67,7 +59,7 @@ def depthwise_conv2d(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1)):
     ``y[..., c, m] += tap[..., c] * w[i, j, c, m]``, where ``tap`` is the strided view of the
     padded input that tap ``(i, j)`` reads for every output pixel."""
     x, w = as_floats(x, w)
-    g = depthwise_geometry(x.shape, w.shape, strides, padding, dilations)
+    g = conv_geometry(x.shape, w.shape, strides, padding, dilations)
     kh, kw, C, M = w.shape
     xp = pad_nhwc(x, g["pt"], g["pb"], g["pl"], g["pr"])
     y = np.zeros((g["N"], g["Ho"], g["Wo"], C, M), dtype=x.dtype)
@@ -81,13 +73,9 @@ def depthwise_conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding=
     """Input gradient of :func:`depthwise_conv2d`: tap ``(i, j)`` sends
     ``sum_m dy[..., c, m] * w[i, j, c, m]`` back to the input pixels it read (a scatter-add
     into the padded gradient: windows overlap), then the padding is cropped."""
-    dy, w = as_floats(dy, w)
-    N, H, W, C = (int(s) for s in input_shape)
-    g = depthwise_geometry((N, H, W, C), w.shape, strides, padding, dilations)
+    dy, w, g = backprop_input_operands(dy, w, input_shape, strides, padding, dilations, depthwise=True)
+    N, H, W, C = g["N"], g["H"], g["W"], g["C"]
     kh, kw, _, M = w.shape
-    if dy.shape != (N, g["Ho"], g["Wo"], C * M):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, g['Ho'], g['Wo'], C * M)} of input {(N, H, W, C)} and filter {w.shape}")
     dy5 = dy.reshape(N, g["Ho"], g["Wo"], C, M)
     dxp = np.zeros((N, H + g["pt"] + g["pb"], W + g["pl"] + g["pr"], C), dtype=dy.dtype)
     for i in range(kh):
@@ -99,12 +87,8 @@ def depthwise_conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding=
 def depthwise_conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1)):
     """Filter gradient of :func:`depthwise_conv2d`: per tap,
     ``dw[i, j, c, m] = sum_{n, oh, ow} tap[n, oh, ow, c] * dy[n, oh, ow, c, m]``."""
-    x, dy = as_floats(x, dy)
-    kh, kw, C, M = (int(s) for s in filter_shape)
-    g = depthwise_geometry(x.shape, (kh, kw, C, M), strides, padding, dilations)
-    if dy.shape != (g["N"], g["Ho"], g["Wo"], C * M):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(g['N'], g['Ho'], g['Wo'], C * M)} of input {x.shape} and filter {(kh, kw, C, M)}")
+    x, dy, g = backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations, depthwise=True)
+    kh, kw, C, M = g["kh"], g["kw"], g["C"], g["K"]
     xp = pad_nhwc(x, g["pt"], g["pb"], g["pl"], g["pr"])
     dy5 = dy.reshape(g["N"], g["Ho"], g["Wo"], C, M)
     dw = np.empty((kh, kw, C, M), dtype=x.dtype)

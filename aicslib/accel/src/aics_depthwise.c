@@ -112,90 +112,22 @@ static int geometry_ok(const int64_t *g, int negative_padding) {
 
 AICS_DEFINE_ISA_SELECTION(aics_depthwise)
 
-/* The baseline has no FMA instruction on x86-64 before AVX2: FMA_T calls libm (correctly
- * rounded, the same bits, slowly); aarch64's baseline has one. */
-#if AICS_X86
-#define PIN_IN_REGISTER(v) __asm__("" : "+x"(v))
-#else
-#define PIN_IN_REGISTER(v) ((void)0)
-#endif
+/* One version per instruction set (aics_depthwise_version.h: both element types). */
 #define ISA baseline
 #define ISA_ATTR
 #define VEC_BYTES 16
-#define T float
-#define SUFFIX f32
-#define FMA_T __builtin_fmaf
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
-#undef FMA_T
-#define T double
-#define SUFFIX f64
-#define FMA_T __builtin_fma
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
-#undef FMA_T
-#undef ISA
-#undef ISA_ATTR
-#undef VEC_BYTES
-#undef PIN_IN_REGISTER
+#include "aics_depthwise_version.h"
 
 #if AICS_X86
-#define PIN_IN_REGISTER(v) __asm__("" : "+x"(v))
 #define ISA avx2
 #define ISA_ATTR AICS_TARGET_AVX2
 #define VEC_BYTES 32
-#define T float
-#define SUFFIX f32
-#define FMA_T __builtin_fmaf
-#define VFMA(a, b, c) ((VEC)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
-#undef FMA_T
-#undef VFMA
-#define T double
-#define SUFFIX f64
-#define FMA_T __builtin_fma
-#define VFMA(a, b, c) ((VEC)_mm256_fmadd_pd((__m256d)(a), (__m256d)(b), (__m256d)(c)))
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
-#undef FMA_T
-#undef VFMA
-#undef ISA
-#undef ISA_ATTR
-#undef VEC_BYTES
-#undef PIN_IN_REGISTER
+#include "aics_depthwise_version.h"
 
-#define PIN_IN_REGISTER(v) __asm__("" : "+v"(v))
 #define ISA avx512
 #define ISA_ATTR AICS_TARGET_AVX512
 #define VEC_BYTES 64
-#define T float
-#define SUFFIX f32
-#define FMA_T __builtin_fmaf
-#define VFMA(a, b, c) ((VEC)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
-#undef FMA_T
-#undef VFMA
-#define T double
-#define SUFFIX f64
-#define FMA_T __builtin_fma
-#define VFMA(a, b, c) ((VEC)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
-#undef FMA_T
-#undef VFMA
-#undef ISA
-#undef ISA_ATTR
-#undef VEC_BYTES
-#undef PIN_IN_REGISTER
-
+#include "aics_depthwise_version.h"
 #endif
 
 /* The entry points: aics_depthwise_<pass>_<f32|f64>, each running the selected version. */

@@ -1,7 +1,7 @@
 /* The depthwise kernels for one element type and one instruction set: included by
- * aics_depthwise.c once per (T, SUFFIX) in (float, f32), (double, f64) and per version of
- * aics_isa.h (ISA, its name; ISA_ATTR, its target attribute; VEC_BYTES, its vector register;
- * FMA_T and, where the version has one, VFMA: fused multiply-adds of T and of vectors).
+ * aics_depthwise_version.h once per (T, SUFFIX) in (float, f32), (double, f64), itself included
+ * once per version of aics_isa.h (ISA, its name; ISA_ATTR, its target attribute; VEC_BYTES, its
+ * vector register; FMA_T and, where the version has one, VFMA: fused multiply-adds).
  * Read aics_depthwise.c first: it explains the layout, the geometry array and the threads.
  *
  * Every loop over channels is cut into chunks of VB_T channels, then VB_TAIL_T, then 1: a
