@@ -8,11 +8,11 @@
 | AICS_ACCEL            | 0: the speed layer (aicslib/accel: C kernels, Winograd, threads, fused output stages) is off and every op runs its NumPy reference kernel; default 1 |
 | AICS_ACCEL_ISA        | the instruction set the C kernels run: baseline, avx2, avx512 (default auto: the widest this CPU has); every one gives the same bits |
 | AICS_CONV_ALGO        | force a Conv2D algorithm: direct, im2col, winograd (default: auto) |
-| AICS_GEMM             | float32 GEMMs of the conv kernels: native (aicslib's C SGEMM), blas (NumPy's); default auto = native when it builds |
-| AICS_DEPTHWISE_ALGO   | depthwise conv: native (C kernels), numpy (force the NumPy path); default auto = native when it builds |
+| AICS_GEMM             | float32 GEMMs of the speed layer's conv kernels: native (aicslib's C SGEMM), blas (NumPy's); default auto = native where it was built |
+| AICS_DEPTHWISE_ALGO   | the speed layer's depthwise conv: native (C kernels), numpy (its NumPy path); default auto = native where it was built |
 | AICS_VISIBLE_DEVICES  | '0,2': the logical CPU devices a process sees, renumbered 0,1 (as CUDA_VISIBLE_DEVICES); unset: all |
 | AICS_MPI_TIMEOUT      | seconds a collective (aicslib.distribute) waits for a peer before failing (default 60) |
-| AICS_NATIVE_CC, AICS_NATIVE_CXX | C / C++ compiler for aicslib.native (default: $CC / $CXX, sysconfig's, cc / c++) |
+| AICS_NATIVE_CC, AICS_NATIVE_CXX | C / C++ compiler for aicslib.native's teaching bindings, built at run time (default: $CC / $CXX, sysconfig's, cc / c++) |
 | AICS_NATIVE_CACHE     | folder for aicslib.native's compiled libraries (default: $XDG_CACHE_HOME or ~/.cache, then aicslib/native) |
 
 Call ``reload()`` after changing ``os.environ`` in a running process.

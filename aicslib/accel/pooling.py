@@ -2,8 +2,8 @@
 
 The reference (``aicslib/kernels/pooling_ops.py``) sends each window's gradient
 to its first maximum with one masked NumPy copy per window tap, element by
-element; ``src/aics_pooling.c`` visits each window once (about 10x faster on a
-small CNN's pooling layers), with the same answers: bit for bit where windows do
+element; ``src/aics_pooling.c`` visits each window once (benchmarks/README.md,
+"MaxPoolGrad"), with the same answers: bit for bit where windows do
 not overlap; where they do, a pixel's gradients are added window by window, as
 TF does, instead of tap by tap, so a sum of three or more may round differently.
 """
@@ -16,7 +16,7 @@ from . import c_pooling, work_sharder
 from .registration import register_fast_kernel
 
 #: Inputs of at least this many elements have their C MaxPoolGrad split over the threads by
-#: image (handing work to a pool thread costs 30-50 us, about 256K elements' worth).
+#: image (handing work to a pool thread costs about this many elements' worth).
 NATIVE_SPLIT_ELEMENTS = 1 << 18
 
 

@@ -86,7 +86,7 @@ def winograd_filter_transform(w, rotate180=False):
 def transform_filters(w, G2, rotate180, step, m):
     """``G2 (T, 9) @ w (9, C*K)`` in column blocks of ``step`` on the kernel threads; the
     180-degree turn reverses G2's 9 columns instead of copying the filter. A float32 filter
-    goes through the C transform of F(m x m, 3x3) where it builds (``G g G^T`` per filter:
+    goes through the C transform of F(m x m, 3x3) where it is built (``G g G^T`` per filter:
     the GEMM's inner dimension of 9 keeps it far below its peak)."""
     _, _, C, K = w.shape
     w = np.ascontiguousarray(w)
@@ -278,8 +278,8 @@ def winograd4_output(M, y):
     """NumPy's F(4x4) output transform: ``y`` (nb, 4*nr, 4*tw, K) from ``M`` (6, 6, nb, nr, tw, K).
 
     As one GEMM ``Y(16, tiles*K) = (A^T (x) A^T)(16, 36) @ M(36, tiles*K)``: M is contiguous
-    that way, and the 18 scaled additions per row of the separable form cost 3-4x more here
-    (passes over memory with non-unit coefficients).
+    that way, and the 18 scaled additions per row of the separable form cost more here
+    (passes over memory with non-unit coefficients: benchmarks/README.md, "Winograd blocks").
     """
     _, _, nb, nr, tw, K = M.shape
     Y = scratch("wino4_Y", (16, nb * nr * tw * K), M.dtype)

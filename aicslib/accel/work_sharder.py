@@ -100,8 +100,9 @@ class SingleThreadedBlas:
 
     Otherwise two Python threads each start a 2-thread OpenBLAS GEMM on 2
     cores, and OpenBLAS's spinning helper threads steal the cores from the
-    NumPy element-wise work of the other thread (measured: 1.5-3x slower and
-    erratic). Nested or concurrent users are counted; the last one restores.
+    NumPy element-wise work of the other thread (slower and erratic:
+    benchmarks/README.md, "Work sharder"). Nested or concurrent users are
+    counted; the last one restores.
     """
 
     def __enter__(self):
@@ -137,8 +138,8 @@ def run_blocks(fn, blocks):
 
     BLAS runs single-threaded meanwhile, even for a single block: a 2-thread
     OpenBLAS GEMM advances in lockstep, and on a machine shared with other
-    processes one descheduled helper thread was measured to make it 10-30x
-    slower; our own threads work on independent blocks instead. A block
+    processes one descheduled helper thread makes it many times slower
+    (benchmarks/README.md); our own threads work on independent blocks instead. A block
     that is one big GEMM splits it over the threads with ``sharded_matmul``.
     """
     if NUM_THREADS <= 1 or len(blocks) < 2 or in_worker():
@@ -154,7 +155,7 @@ def run_blocks_overlapping(prepare, fn, blocks):
 
     For work whose blocks need a shared value only part-way (a Winograd conv's blocks transform
     their input tiles before they need the transformed filters): waking a pool thread takes
-    30-50 us on the course VMs, as long as a small block's input transform. With no more blocks
+    about as long as a small block's input transform (benchmarks/README.md). With no more blocks
     than threads, the calling thread then runs the first block itself instead of waiting.
     """
     if NUM_THREADS <= 1 or len(blocks) < 2 or in_worker():
@@ -191,7 +192,7 @@ def run_blocks_overlapping(prepare, fn, blocks):
         return results + [f.result() for f in futures]
 
 
-#: What AICS_GEMM may say: auto (the C SGEMM when it builds, else BLAS), native, blas.
+#: What AICS_GEMM may say: auto (the C SGEMM where it is built, else BLAS), native, blas.
 GEMM_CHOICES = ("auto", "native", "blas")
 
 
@@ -303,9 +304,9 @@ def matmul(a, b):
     Small products run on one BLAS thread; big ones are cut by :func:`sharded_matmul` over
     this module's threads, each with a one-thread BLAS. OpenBLAS's own threads spin-wait in
     lockstep: on a machine whose cores are busy with other processes a 2-thread OpenBLAS
-    product of a few hundred MFLOP was measured 50-500x slower than its idle time (a VGG19
-    style-transfer step spent 70% of its time in five Gram matrices and their gradients),
-    while the same product on our threads slows down only by the load.
+    product is many times slower than its idle time (benchmarks/README.md: a VGG19
+    style-transfer step's Gram matrices), while the same product on our threads slows down
+    only by the load.
     """
     out = np.empty((a.shape[0], b.shape[1]), dtype=np.result_type(a, b))
     if 2.0 * a.shape[0] * a.shape[1] * b.shape[1] < SINGLE_THREAD_GEMM_FLOPS:

@@ -23,9 +23,8 @@
  * (3-wide filters) each input column loaded; in the backprop-filter, JB taps of a filter
  * row share each dy vector loaded; in the strided backprop-input, the input pixels of one
  * column phase share the filter vectors of their taps. Those loops use GCC/clang vector
- * types with the reused values pinned in registers (PIN_IN_REGISTER): measured on the AMD EPYC (AVX-512)
- * development machine, the auto-vectorized loops re-read them from memory once per use and
- * ran 1.5x slower.
+ * types with the reused values pinned in registers (PIN_IN_REGISTER): the auto-vectorized loops
+ * re-read them from memory once per use and ran slower (benchmarks/README.md, "Depthwise").
  *
  * Versions: every kernel is compiled once per instruction set (aics_isa.h) with that version's
  * vector width, and each multiply-add is an explicit fused one (FMA_T, VFMA), so that every
@@ -49,8 +48,8 @@
 
 /* Bytes of channels per chunk (VB_BYTES, two of the version's vector registers of VEC_BYTES):
  * the accumulators of a chunk (PB or JB of them) must fit in the vector registers, 32 of 64
- * bytes with AVX-512, 16 of 32 bytes with AVX2. Measured on an AMD EPYC (AVX-512), float32:
- * chunks of 32 channels ran the forward 1.3-1.6x faster than chunks of 16. */
+ * bytes with AVX-512, 16 of 32 bytes with AVX2; two registers' worth ran the forward faster
+ * than one (benchmarks/README.md, "Depthwise convolution"). */
 #define VB_BYTES (2 * VEC_BYTES)
 /* The narrower chunk for the channels left over (C % VB), before one by one. */
 #define VB_TAIL 8

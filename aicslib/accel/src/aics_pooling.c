@@ -1,8 +1,8 @@
 /* MaxPoolGrad in one pass: each window's gradient goes to its first maximum (TF's CPU rule).
  *
  * aicslib/kernels/pooling_ops.py computes the same with NumPy, one masked copy per window tap
- * over strided views; NumPy's masked copies and np.where run element by element there, so a
- * 64x28x28x32 gradient took about 7 ms, the slowest kernel of a small CNN's training step.
+ * over strided views; NumPy's masked copies and np.where run element by element there (the
+ * slowest kernel of a small CNN's training step: benchmarks/README.md, "MaxPoolGrad").
  * Here each output pixel's window is visited once, a chunk of channels at a time.
  *
  * The answers are the NumPy kernel's: a tap "hits" where the input equals the pooled
