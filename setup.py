@@ -79,7 +79,8 @@ def extensions():
                       include_dirs=[src],
                       extra_compile_args=list(table.COMPILE_ARGS),
                       extra_link_args=list(table.LINK_ARGS),
-                      libraries=list(table.LIBRARIES_NEEDED))
+                      libraries=list(table.LIBRARIES_NEEDED),
+                      optional=True)       # what did not build is left out of the copies and the wheel
             for lib in table.LIBRARIES]
 
 
