@@ -64,6 +64,7 @@ from .ops.init_ops import (constant_initializer, glorot_normal_initializer,  # t
 from .ops import linalg_ops as _linalg_ops  # noqa: F401,E402  (Qr)
 from .ops import batch_norm_ops, fused_ops  # noqa: F401,E402  (FusedBatchNormV3; grappler's _Fused* ops)
 from . import kernels  # noqa: F401  (registers every kernel)
+from . import accel  # noqa: F401,E402  (the speed layer: preferred kernels, AICS_ACCEL)
 from . import grappler  # noqa: F401,E402  (aics.grappler.optimize; Session runs its passes)
 from .ops import array_grad as _g_array, math_grad as _g_math  # noqa: F401
 from .ops import control_flow_grad as _g_control_flow  # noqa: F401,E402

@@ -5,12 +5,14 @@
 | AICS_MIN_LOG_LEVEL    | 0 all, 1 hide INFO, 2 hide WARNING, 3 hide ERROR (as TF_CPP_MIN_LOG_LEVEL) |
 | AICS_MIN_VLOG_LEVEL   | VLOG(n) messages print when n <= this (TF_CPP_MIN_VLOG_LEVEL, TF 1.x/2.x's name, and TF_CPP_MAX_VLOG_LEVEL, TF 2.21's, also accepted) |
 | AICS_FAST             | 1: notebooks and benchmarks take their small, quick setting (CI)   |
+| AICS_ACCEL            | 0: the speed layer (aicslib/accel: C kernels, Winograd, threads, fused output stages) is off and every op runs its NumPy reference kernel; default 1 |
+| AICS_ACCEL_ISA        | the instruction set the C kernels run: baseline, avx2, avx512 (default auto: the widest this CPU has); every one gives the same bits |
 | AICS_CONV_ALGO        | force a Conv2D algorithm: direct, im2col, winograd (default: auto) |
-| AICS_GEMM             | float32 GEMMs of the conv kernels: native (aicslib's C SGEMM), blas (NumPy's); default auto = native when it builds |
-| AICS_DEPTHWISE_ALGO   | depthwise conv: native (C kernels), numpy (force the NumPy path); default auto = native when it builds |
+| AICS_GEMM             | float32 GEMMs of the speed layer's conv kernels: native (aicslib's C SGEMM), blas (NumPy's); default auto = native where it was built |
+| AICS_DEPTHWISE_ALGO   | the speed layer's depthwise conv: native (C kernels), numpy (its NumPy path); default auto = native where it was built |
 | AICS_VISIBLE_DEVICES  | '0,2': the logical CPU devices a process sees, renumbered 0,1 (as CUDA_VISIBLE_DEVICES); unset: all |
 | AICS_MPI_TIMEOUT      | seconds a collective (aicslib.distribute) waits for a peer before failing (default 60) |
-| AICS_NATIVE_CC, AICS_NATIVE_CXX | C / C++ compiler for aicslib.native (default: $CC / $CXX, sysconfig's, cc / c++) |
+| AICS_NATIVE_CC, AICS_NATIVE_CXX | C / C++ compiler for aicslib.native's teaching bindings, built at run time (default: $CC / $CXX, sysconfig's, cc / c++) |
 | AICS_NATIVE_CACHE     | folder for aicslib.native's compiled libraries (default: $XDG_CACHE_HOME or ~/.cache, then aicslib/native) |
 
 Call ``reload()`` after changing ``os.environ`` in a running process.
@@ -25,6 +27,11 @@ DEPTHWISE_ALGO = "auto"
 GEMM = "auto"
 VISIBLE_DEVICES = None   # None: every configured device; else a tuple of device indices
 MPI_TIMEOUT = 60.0
+ACCEL = True
+ACCEL_ISA = "auto"
+#: Called with no argument after each ``reload()``: whoever caches a decision taken on a
+#: variable (the kernel registry's choice of kernel, on AICS_ACCEL) takes it again.
+on_reload = []
 
 
 def _int(name, default):
@@ -65,6 +72,9 @@ def reload():
     CONV_ALGO = os.environ.get("AICS_CONV_ALGO", "auto").strip().lower() or "auto"
     reload_distribute()
     reload_depthwise()
+    reload_accel()
+    for callback in on_reload:
+        callback()
 
 
 def reload_distribute():
@@ -79,6 +89,13 @@ def reload_depthwise():
     global DEPTHWISE_ALGO, GEMM
     DEPTHWISE_ALGO = os.environ.get("AICS_DEPTHWISE_ALGO", "auto").strip().lower() or "auto"
     GEMM = os.environ.get("AICS_GEMM", "auto").strip().lower() or "auto"
+
+
+def reload_accel():
+    """AICS_ACCEL and AICS_ACCEL_ISA (kept apart so the lines above stay as they were)."""
+    global ACCEL, ACCEL_ISA
+    ACCEL = os.environ.get("AICS_ACCEL", "1").strip().lower() not in ("0", "false", "no", "off")
+    ACCEL_ISA = os.environ.get("AICS_ACCEL_ISA", "auto").strip().lower() or "auto"
 
 
 def native_build_settings():

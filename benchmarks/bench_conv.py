@@ -1,5 +1,6 @@
-"""Benchmark of the convolution kernels in aicslib/kernels/ (conv_ops.py, conv_grad_*_ops.py,
-depthwise_conv_op.py).
+"""Benchmark of the speed layer's convolution kernels (aicslib/accel: conv_forward.py,
+conv_winograd.py, conv_backprop_*.py, depthwise.py); the direct loops are the reference's
+(aicslib/kernels).
 
 For ResNet-like layers and MobileNet depthwise layers (batch 8) it times
 forward, backprop-input and backprop-filter with every algorithm, and for the
@@ -42,13 +43,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from aicslib.accel import conv_backprop_filter as cgf  # noqa: E402
+from aicslib.accel import conv_backprop_input as cgi  # noqa: E402
+from aicslib.accel import conv_forward as co  # noqa: E402
+from aicslib.accel import depthwise as dwc  # noqa: E402
+from aicslib.accel import work_sharder  # noqa: E402
 from aicslib.kernels import conv_2d as c2d  # noqa: E402
-from aicslib.kernels import conv_grad_filter_ops as cgf  # noqa: E402
-from aicslib.kernels import conv_grad_input_ops as cgi  # noqa: E402
 from aicslib.kernels import conv_layout as cl  # noqa: E402
-from aicslib.kernels import conv_ops as co  # noqa: E402
-from aicslib.kernels import depthwise_conv_op as dwc  # noqa: E402
-from aicslib.kernels import work_sharder  # noqa: E402
+from aicslib.kernels import conv_ops as reference_conv  # noqa: E402
+from aicslib.kernels import depthwise_conv_op as reference_depthwise  # noqa: E402
 
 try:
     from aicslib import flags as _flags
@@ -202,7 +205,7 @@ def candidates(x, w, strides, padding, depthwise, tiny):
         out.append(("backprop_filter", "depthwise", lambda: dwc.depthwise_conv2d_backprop_filter(
             x, dy, w.shape, strides, padding)))
         if tiny:
-            out.append(("forward", "direct", lambda: dwc.depthwise_conv2d_direct(x, w, strides, padding)))
+            out.append(("forward", "direct", lambda: reference_depthwise.depthwise_conv2d_direct(x, w, strides, padding)))
         return out
     y = co.conv2d_im2col(x, w, strides, padding, dil)
     dy = np.random.default_rng(1).standard_normal(y.shape, dtype=np.float32)
@@ -287,7 +290,7 @@ def main(argv=None):
         x = rng.standard_normal((n, H, W, C), dtype=np.float32)
         w = (rng.standard_normal(wshape, dtype=np.float32)
              / np.sqrt(wshape[0] * wshape[1] * wshape[2])).astype(np.float32)
-        flops = co.conv2d_flops(x.shape, (wshape[0], wshape[1], C, 1), strides, padding) * wshape[3]
+        flops = reference_conv.conv2d_flops(x.shape, (wshape[0], wshape[1], C, 1), strides, padding) * wshape[3]
         if torch:
             ref = torch_reference(x, w, strides, padding, depthwise)
         else:

@@ -1,4 +1,4 @@
-"""The convolution kernels' GEMM: aicslib's C SGEMM (aicslib/native/src/aics_sgemm_packed.c)
+"""The convolution kernels' GEMM: aicslib's C SGEMM (aicslib/accel/src/aics_sgemm_packed.c)
 against NumPy's BLAS and PyTorch, in the same process.
 
 For the GEMM shapes of bench_conv.py's layers (batch 8: im2col forward, input and filter
@@ -6,7 +6,7 @@ gradients) and a square one it prints GFLOP/s of
 
 * ``numpy 1t``: ``np.matmul`` with BLAS on one thread (what a kernel thread gets);
 * ``numpy``: ``np.matmul`` with BLAS's own threads;
-* ``C 1t``: the C SGEMM on one thread (``sgemm_binding.sgemm``);
+* ``C 1t``: the C SGEMM on one thread (``c_sgemm.sgemm``);
 * ``C``: ``work_sharder.matmul``, the C SGEMM split over the kernel threads (as the conv
   kernels run it);
 * ``torch``: ``torch.mm`` on ``torch.set_num_threads(<cores, at most 2>)``, when installed;
@@ -30,8 +30,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from aicslib import flags  # noqa: E402
-from aicslib.kernels import work_sharder  # noqa: E402
-from aicslib.native import sgemm_binding  # noqa: E402
+from aicslib.accel import c_sgemm  # noqa: E402
+from aicslib.accel import work_sharder  # noqa: E402
 
 # (name, m, k, n): the GEMMs of Y = cols @ W (forward), dcols = dY @ W^T (input gradient),
 # dW = cols^T @ dY (filter gradient) of bench_conv.py's layers at batch 8
@@ -80,16 +80,16 @@ def main():
     args = ap.parse_args()
     fast = args.fast or flags.FAST
     rounds = args.rounds or (2 if fast else 4)
-    lib = sgemm_binding.library()
+    lib = c_sgemm.library()
     if lib is None:
-        print(f"The C SGEMM cannot be built here ({sgemm_binding.fallback_reason()}): nothing to compare.")
+        print(f"The C SGEMM was not built ({c_sgemm.fallback_reason()}): nothing to compare.")
         return 1
     try:
         import torch
         torch.set_num_threads(min(2, os.cpu_count() or 1))
     except ImportError:
         torch = None
-    mr, nr = sgemm_binding.micro_tile()
+    mr, nr = c_sgemm.micro_tile()
     print(f"C SGEMM micro-tile {mr}x{nr}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
           f"{work_sharder.NUM_THREADS} kernel threads; reference: "
           f"{'torch ' + torch.__version__ if torch else 'PyTorch not installed'}; best of {rounds} rounds")
@@ -108,7 +108,7 @@ def main():
             with work_sharder.SingleThreadedBlas():
                 np.matmul(a, b, out=out)
         thunks = {"numpy 1t": numpy_1t, "numpy": lambda: np.matmul(a, b, out=out),
-                  "C 1t": lambda: sgemm_binding.sgemm(lib, a, b, out),
+                  "C 1t": lambda: c_sgemm.sgemm(lib, a, b, out),
                   "C": lambda: work_sharder.sharded_matmul(a, b, out)}
         if torch:
             ta, tb = torch.from_numpy(a), torch.from_numpy(b)

@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import aicslib as aics  # noqa: E402
 from aicslib import flags  # noqa: E402
-from aicslib.kernels import work_sharder  # noqa: E402
+from aicslib.accel import work_sharder  # noqa: E402
 from aicslib.models import style_transfer, vgg19  # noqa: E402
 
 CONTENT = "conv4_2"

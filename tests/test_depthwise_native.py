@@ -1,8 +1,8 @@
-"""The C depthwise-convolution kernels (aicslib/native/src/aics_depthwise.c) behind
-aicslib/kernels/depthwise_conv_op.py: forward, backprop-input and backprop-filter against
+"""The C depthwise-convolution kernels (aicslib/accel/src/aics_depthwise.c) behind
+aicslib/accel/depthwise.py: forward, backprop-input and backprop-filter against
 brute-force loops written here (their own padding arithmetic, float64), against the NumPy
-path, through GradientTape against numerical gradients, and the fallback to NumPy when no
-C compiler can be found.
+path, through GradientTape against numerical gradients, and the fallback to NumPy where the
+library was not built.
 """
 import math
 
@@ -13,17 +13,16 @@ from hypothesis import strategies as st
 
 import aicslib as aics
 from aicslib import flags
-from aicslib.kernels import depthwise_conv_op as dwc
-from aicslib.native import depthwise_binding
+from aicslib.accel import c_depthwise, native_loader
+from aicslib.accel import depthwise as dwc
 
 
 @pytest.fixture(scope="module")
 def native():
-    """The compiled library; without a C compiler these tests cannot run the C path."""
-    depthwise_binding.reset()
-    lib = depthwise_binding.library()
+    """The library built at install; where it was not built these tests cannot run the C path."""
+    lib = c_depthwise.library()
     if lib is None:
-        pytest.skip(f"C depthwise kernels unavailable: {depthwise_binding.fallback_reason()}")
+        pytest.skip(f"C depthwise kernels unavailable: {c_depthwise.fallback_reason()}")
     return lib
 
 
@@ -284,18 +283,15 @@ def test_numpy_forced_by_flag_and_bad_values_rejected(native, monkeypatch):
     assert dwc.native_library(block_bytes=1 << 16) is None      # the NumPy tuning knob selects NumPy
 
 
-def test_without_a_compiler_numpy_computes_the_same(native, monkeypatch, tmp_path):
+def test_where_it_was_not_built_numpy_computes_the_same(native, monkeypatch):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((2, 6, 7, 5))
     w = rng.standard_normal((3, 3, 5, 2))
     y = dwc.depthwise_conv2d(x, w, (2, 1), "SAME")
     dy = rng.standard_normal(y.shape)
-    monkeypatch.setenv("AICS_NATIVE_CC", str(tmp_path / "no-such-cc"))
-    monkeypatch.setenv("AICS_NATIVE_CACHE", str(tmp_path / "cache"))   # nothing cached there
-    depthwise_binding.reset()
-    try:
+    with native_loader.without_library(c_depthwise.LIBRARY, "no compiler at install"):
         assert dwc.native_library() is None
-        assert "AICS_NATIVE_CC" in depthwise_binding.fallback_reason()
+        assert c_depthwise.fallback_reason() == "no compiler at install"
         assert_close(dwc.depthwise_conv2d(x, w, (2, 1), "SAME"), y, np.float64)
         assert_close(dwc.depthwise_conv2d(x, w, (2, 1), "SAME"), brute_forward(x, w, (2, 1), "SAME", (1, 1)),
                      np.float64)
@@ -303,38 +299,15 @@ def test_without_a_compiler_numpy_computes_the_same(native, monkeypatch, tmp_pat
                      brute_backprop_input(dy, w, x.shape, (2, 1), "SAME", (1, 1)), np.float64)
         assert_close(dwc.depthwise_conv2d_backprop_filter(x, dy, w.shape, (2, 1), "SAME"),
                      brute_backprop_filter(x, dy, w.shape, (2, 1), "SAME", (1, 1)), np.float64)
-        with pytest.raises(RuntimeError, match="native algorithm was asked for.*AICS_NATIVE_CC"):
+        with pytest.raises(RuntimeError, match="native algorithm was asked for.*no compiler at install"):
             dwc.depthwise_conv2d(x, w, algorithm="native")
-    finally:
-        monkeypatch.undo()
-        depthwise_binding.reset()
-    assert depthwise_binding.library() is not None
-
-
-def test_a_failing_build_falls_back_with_one_warning(native, monkeypatch, tmp_path, capsys):
-    broken = tmp_path / "broken-cc"
-    broken.write_text("#!/bin/sh\necho 'cc: internal error' >&2\nexit 1\n")
-    broken.chmod(0o755)
-    monkeypatch.setenv("AICS_NATIVE_CC", str(broken))
-    monkeypatch.setenv("AICS_NATIVE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(flags, "MIN_LOG_LEVEL", 0)             # the warning is printed whatever CI sets
-    depthwise_binding.reset()
-    try:
-        x, w = np.arange(32.0).reshape(1, 4, 4, 2), np.ones((3, 3, 2, 1))
-        for _ in range(2):                                     # the failure is remembered: one warning
-            assert_close(dwc.depthwise_conv2d(x, w, (1, 1), "SAME"), brute_forward(x, w, (1, 1), "SAME", (1, 1)),
-                         np.float64)
-        assert depthwise_binding.fallback_reason().startswith("BuildError")
-        assert capsys.readouterr().err.count("could not build aics_depthwise.c") == 1
-    finally:
-        monkeypatch.undo()
-        depthwise_binding.reset()
+    assert c_depthwise.library() is native
 
 
 def test_c_functions_reject_a_bad_geometry(native):
     """The C side checks what it is given (negative sizes, zero strides) and says so."""
     g = dict(N=1, H=3, W=3, C=2, kh=1, kw=1, sh=0, sw=1, dh=1, dw=1, pt=0, pl=0, Ho=3, Wo=3)
     x = np.zeros((1, 3, 3, 2), np.float32)
-    fn = depthwise_binding.function(native, "forward", np.float32)
+    fn = c_depthwise.function(native, "forward", np.float32)
     with pytest.raises(RuntimeError, match="aics_depthwise_forward_f32 failed"):
-        depthwise_binding.call(fn, depthwise_binding.geometry_array(g), x, x[0, 0, :1], x.copy(), 0, 3)
+        c_depthwise.call(fn, c_depthwise.geometry_array(g), x, x[0, 0, :1], x.copy(), 0, 3)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import aicslib as aics
-from aicslib.kernels import work_sharder
+from aicslib.accel import work_sharder
 
 F32 = dict(rtol=1e-5, atol=1e-6)
 

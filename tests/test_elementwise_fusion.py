@@ -6,7 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 import aicslib as aics
 from aicslib.framework.execute import apply_op
-from aicslib.kernels import cwise_ops_fused
+from aicslib.accel import fused_elementwise as cwise_ops_fused
+
+from accel_switch import accel_on_off  # noqa: F401
 
 RC = aics.RewriterConfig
 OFF = aics.ConfigProto(graph_options=aics.GraphOptions(rewrite_options=RC(disable_meta_optimizer=True)))
@@ -65,6 +67,7 @@ def test_tiled_kernel_equals_the_unfused_kernels(prog, tile, seed, dtype, thread
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.usefixtures("accel_on_off")
 def test_hand_worked_chain():
     x = np.array([[-2.0, 0.5], [3.0, -0.25]], np.float32)
     got = apply_op("_FusedElementwise", [[aics.constant(x), aics.constant(np.float32(2))]],
@@ -160,7 +163,7 @@ def test_relu_is_bit_identical_on_nan_and_signed_zero(tile, dtype):
 def test_many_tiles_on_threads_match_one_pass(monkeypatch):
     # 4M floats in 64K tiles: the calling thread and the pool share the tiles (forced on here,
     # as the kernel keeps to one thread while the machine's cores are all busy).
-    from aicslib.kernels import work_sharder
+    from aicslib.accel import work_sharder
     submitted = []
     pool = work_sharder.executor()
 

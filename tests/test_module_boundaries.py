@@ -1,5 +1,7 @@
 """Module boundaries the source tree promises (ARCHITECTURE.md): kernels and ops depend on
-the framework, never on each other, and no private name is imported across modules.
+the framework, never on each other; the framework on no kernel (reference or speed
+layer's); the reference kernels never on the speed layer; and no private name is imported
+across modules.
 
 Checked on the source with the ast module, so an import hidden inside a function counts too.
 """
@@ -51,6 +53,30 @@ def test_kernels_do_not_import_ops(path):
         for target in _targets(module, names):
             assert not target.startswith(("aicslib.ops", "aicslib.train", "aicslib.nn")), \
                 f"{_rel(path)} imports {target}: kernels depend only on aicslib.framework"
+
+
+@pytest.mark.parametrize("path", _modules("framework"), ids=_rel)
+def test_framework_imports_no_kernels(path):
+    for module, names in _imports(path):
+        for target in _targets(module, names):
+            assert not target.startswith(("aicslib.kernels", "aicslib.accel")), \
+                f"{_rel(path)} imports {target}: the framework reaches kernels through the kernel registry"
+
+
+#: Reference-kernel modules that only re-export the speed layer's names for a notebook that
+#: imports them from here (notebook 05: ``from aicslib.kernels import work_sharder``).
+NOTEBOOK_ALIASES = {"aicslib/kernels/work_sharder.py"}
+
+
+@pytest.mark.parametrize("path", _modules("kernels"), ids=_rel)
+def test_reference_kernels_do_not_import_the_speed_layer(path):
+    if _rel(path) in NOTEBOOK_ALIASES:
+        assert all(not n.startswith("def ") for n in path.read_text().splitlines()), "an alias defines nothing"
+        return
+    for module, names in _imports(path):
+        for target in _targets(module, names):
+            assert not target.startswith("aicslib.accel"), \
+                f"{_rel(path)} imports {target}: the reference kernels stand without the speed layer"
 
 
 @pytest.mark.parametrize("path", _modules("ops"), ids=_rel)

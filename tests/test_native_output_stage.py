@@ -1,4 +1,4 @@
-"""The fused output stage in C (aicslib/native/src/aics_output_stage.c): bit-identical to the
+"""The fused output stage in C (aicslib/accel/src/aics_output_stage.c): bit-identical to the
 NumPy steps of the unfused kernels (BiasAdd, the inference batch norm's three steps, Relu as
 np.maximum, Relu6 as np.clip) on random blocks with NaN, -0.0 and infinities, on strided
 rows, and through apply_output_stage with and without the library.
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aicslib.kernels import fused_eigen_output_kernels as fe
-from aicslib.native import output_stage_binding
+from aicslib.accel import c_output_stage
+from aicslib.accel import fused_output_stage as fe
 
 SPECIALS = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, 6.0, -6.0, 1e-38, -1e-45, 3e38],
                     np.float32)
@@ -17,10 +17,9 @@ SPECIALS = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, 6.0, -6.0, 1e-
 
 @pytest.fixture(scope="module")
 def lib():
-    output_stage_binding.reset()
-    library = output_stage_binding.library()
+    library = c_output_stage.library()
     if library is None:
-        pytest.skip(f"C output stage unavailable: {output_stage_binding.fallback_reason()}")
+        pytest.skip(f"C output stage unavailable: {c_output_stage.fallback_reason()}")
     return library
 
 
@@ -59,7 +58,7 @@ def test_one_pass_is_bit_identical_to_the_numpy_steps(lib, m, c, stage, activati
     y = block(rng, m, c)
     a, s, b = [rng.standard_normal(c).astype(np.float32) for _ in range(3)]
     expected = numpy_steps(y, stage, activation, a, s, b)
-    got = output_stage_binding.apply(lib, y.copy(), stage, activation, a,
+    got = c_output_stage.apply(lib, y.copy(), stage, activation, a,
                                      *((s, b) if stage == "FusedBatchNorm" else ()))
     assert same_bits(got, expected)
 
@@ -71,7 +70,7 @@ def test_strided_rows_leave_the_gaps_alone(lib):
     before = full.copy()
     bias = rng.standard_normal(32).astype(np.float32)
     expected = numpy_steps(rows, "BiasAdd", "Relu", bias)
-    output_stage_binding.apply(lib, rows, "BiasAdd", "Relu", bias)
+    c_output_stage.apply(lib, rows, "BiasAdd", "Relu", bias)
     assert same_bits(np.ascontiguousarray(rows), expected)
     mask = np.ones(full.shape, bool)
     mask[1:11:3, 5:37] = False
@@ -80,10 +79,10 @@ def test_strided_rows_leave_the_gaps_alone(lib):
 
 def test_handles_only_what_the_c_code_does():
     y = np.zeros((4, 3), np.float32)
-    assert output_stage_binding.handles(y, "BiasAdd", "Relu6")
-    assert not output_stage_binding.handles(y, "BiasAdd", "Elu")
-    assert not output_stage_binding.handles(y.astype(np.float64), "BiasAdd", None)
-    assert not output_stage_binding.handles(np.zeros((3, 4), np.float32).T, "BiasAdd", None)
+    assert c_output_stage.handles(y, "BiasAdd", "Relu6")
+    assert not c_output_stage.handles(y, "BiasAdd", "Elu")
+    assert not c_output_stage.handles(y.astype(np.float64), "BiasAdd", None)
+    assert not c_output_stage.handles(np.zeros((3, 4), np.float32).T, "BiasAdd", None)
 
 
 @pytest.mark.parametrize("with_library", [True, False])
@@ -92,7 +91,7 @@ def test_handles_only_what_the_c_code_does():
 def test_apply_output_stage_gives_the_same_bits_either_way(lib, monkeypatch, with_library, fused_ops):
     """Big enough (past NATIVE_SPLIT_ELEMENTS) that the C stage is split over the threads."""
     if not with_library:
-        monkeypatch.setattr(output_stage_binding, "library", lambda: None)
+        monkeypatch.setattr(c_output_stage, "library", lambda: None)
     rng = np.random.default_rng(2)
     c = 48
     y = block(rng, fe.NATIVE_SPLIT_ELEMENTS // c + 3, c)

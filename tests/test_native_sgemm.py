@@ -1,7 +1,7 @@
-"""The packed C SGEMM (aicslib/native/src/aics_sgemm_packed.c) under the convolution kernels:
+"""The packed C SGEMM (aicslib/accel/src/aics_sgemm_packed.c) under the speed layer's convolutions:
 products against a float64 NumPy reference on shapes that cross every tile and block edge,
 transposed and strided operands, accumulation, bit-identical results when the rows or columns
-are split over threads, the AICS_GEMM switch, and the fallback to BLAS without a compiler.
+are split over threads, the AICS_GEMM switch, and the fallback to BLAS where it was not built.
 """
 import numpy as np
 import pytest
@@ -9,17 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aicslib import flags
-from aicslib.kernels import conv_ops as co
-from aicslib.kernels import work_sharder
-from aicslib.native import sgemm_binding
+from aicslib.accel import c_sgemm, native_loader, work_sharder
+from aicslib.accel import conv_forward as co
 
 
 @pytest.fixture(scope="module")
 def lib():
-    sgemm_binding.reset()
-    library = sgemm_binding.library()
+    library = c_sgemm.library()
     if library is None:
-        pytest.skip(f"C SGEMM unavailable: {sgemm_binding.fallback_reason()}")
+        pytest.skip(f"C SGEMM unavailable: {c_sgemm.fallback_reason()}")
     return library
 
 
@@ -52,7 +50,7 @@ def test_products_match_float64_on_every_edge(lib, m, n, k, ta, tb, accumulate, 
     a, b = operand(rng, (m, k), ta), operand(rng, (k, n), tb)
     base = rng.standard_normal((m, n), dtype=np.float32)
     out = base.copy()
-    sgemm_binding.sgemm(lib, a, b, out, accumulate=accumulate)
+    c_sgemm.sgemm(lib, a, b, out, accumulate=accumulate)
     assert_gemm_close(out, a, b, base if accumulate else None)
 
 
@@ -62,7 +60,7 @@ def test_blocks_bigger_than_the_panels(lib):
     a = rng.standard_normal((517, 700), dtype=np.float32)
     b = rng.standard_normal((700, 2100), dtype=np.float32)
     out = np.empty((517, 2100), np.float32)
-    assert_gemm_close(sgemm_binding.sgemm(lib, a, b, out), a, b)
+    assert_gemm_close(c_sgemm.sgemm(lib, a, b, out), a, b)
 
 
 def test_strided_output_rows_and_sliced_operands(lib):
@@ -71,7 +69,7 @@ def test_strided_output_rows_and_sliced_operands(lib):
     a, b = big[5:40:2, 3:50], big[10:57, 7:80:3]       # non-unit row and column strides
     out_full = np.full((25, 40), 7.0, np.float32)
     out = out_full[3:21, 2:27]                          # rows 40 floats apart
-    sgemm_binding.sgemm(lib, a, b, out)
+    c_sgemm.sgemm(lib, a, b, out)
     assert_gemm_close(out, a, b)
     untouched = np.ones_like(out_full, dtype=bool)
     untouched[3:21, 2:27] = False
@@ -84,27 +82,27 @@ def test_each_element_does_not_depend_on_its_block(lib, shape):
     m, k, n = shape
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
-    whole = sgemm_binding.sgemm(lib, a, b, np.empty((m, n), np.float32))
+    whole = c_sgemm.sgemm(lib, a, b, np.empty((m, n), np.float32))
     parts = np.empty_like(whole)
     for r0, r1 in ((0, 7), (7, m // 2), (m // 2, m)):
         for c0, c1 in ((0, 5), (5, n)):
-            sgemm_binding.sgemm(lib, a[r0:r1], b[:, c0:c1], parts[r0:r1, c0:c1])
+            c_sgemm.sgemm(lib, a[r0:r1], b[:, c0:c1], parts[r0:r1, c0:c1])
     np.testing.assert_array_equal(parts, whole)
 
 
 def test_micro_tile_is_a_vector_tile(lib):
-    mr, nr = sgemm_binding.micro_tile()
+    mr, nr = c_sgemm.micro_tile()
     assert mr >= 4 and nr >= 8 and nr % 8 == 0
 
 
 def test_usable_refuses_what_the_c_code_cannot_take():
     a = np.ones((4, 3), np.float32)
     b = np.ones((3, 5), np.float32)
-    assert sgemm_binding.usable(a, b, np.empty((4, 5), np.float32))
-    assert not sgemm_binding.usable(a.astype(np.float64), b, np.empty((4, 5), np.float32))
-    assert not sgemm_binding.usable(a, b, np.empty((5, 4), np.float32).T)   # columns not unit stride
+    assert c_sgemm.usable(a, b, np.empty((4, 5), np.float32))
+    assert not c_sgemm.usable(a.astype(np.float64), b, np.empty((4, 5), np.float32))
+    assert not c_sgemm.usable(a, b, np.empty((5, 4), np.float32).T)   # columns not unit stride
     buf = np.ones((4, 5), np.float32)
-    assert not sgemm_binding.usable(buf[:, :3], b, buf[:, :5])              # out overlaps a
+    assert not c_sgemm.usable(buf[:, :3], b, buf[:, :5])              # out overlaps a
 
 
 @settings(max_examples=30, deadline=None)
@@ -118,10 +116,10 @@ def test_a_batched_call_gives_each_product_bit_for_bit(lib, count, m, n, k, ta, 
         a = np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1)
     b = rng.standard_normal((count, k, n), dtype=np.float32)[:, :, ::-1]     # negative column stride
     out = np.full((count, m, n), np.nan, np.float32)
-    assert sgemm_binding.usable_batched(a, b, out)
-    sgemm_binding.sgemm_batched(lib, a, b, out)
+    assert c_sgemm.usable_batched(a, b, out)
+    c_sgemm.sgemm_batched(lib, a, b, out)
     for i in range(count):
-        one = sgemm_binding.sgemm(lib, a[i], b[i], np.empty((m, n), np.float32))
+        one = c_sgemm.sgemm(lib, a[i], b[i], np.empty((m, n), np.float32))
         np.testing.assert_array_equal(out[i], one)
         assert_gemm_close(out[i], a[i], b[i])
 
@@ -129,8 +127,8 @@ def test_a_batched_call_gives_each_product_bit_for_bit(lib, count, m, n, k, ta, 
 def test_work_sharder_batched_gemm_makes_one_c_call(lib, monkeypatch):
     monkeypatch.setattr(flags, "GEMM", "native")
     calls = []
-    real = sgemm_binding.sgemm_batched
-    monkeypatch.setattr(sgemm_binding, "sgemm_batched", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = c_sgemm.sgemm_batched
+    monkeypatch.setattr(c_sgemm, "sgemm_batched", lambda *a, **k: calls.append(1) or real(*a, **k))
     rng = np.random.default_rng(6)
     a, b = rng.standard_normal((16, 30, 20), dtype=np.float32), rng.standard_normal((16, 20, 10), dtype=np.float32)
     out = work_sharder.batched_gemm(a, b, np.empty((16, 30, 10), np.float32))
@@ -138,14 +136,14 @@ def test_work_sharder_batched_gemm_makes_one_c_call(lib, monkeypatch):
     for i in range(16):
         assert_gemm_close(out[i], a[i], b[i])
     buf = np.ones((2, 4, 4), np.float32)
-    assert not sgemm_binding.usable_batched(buf[:, :, :2], buf[:, :2, :2], buf[:, :, 2:])   # overlap
+    assert not c_sgemm.usable_batched(buf[:, :, :2], buf[:, :2, :2], buf[:, :, 2:])   # overlap
 
 
 @pytest.mark.parametrize("choice", ["native", "blas"])
 def test_work_sharder_gemm_follows_aics_gemm(lib, monkeypatch, choice):
     calls = []
-    real = sgemm_binding.sgemm
-    monkeypatch.setattr(sgemm_binding, "sgemm", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = c_sgemm.sgemm
+    monkeypatch.setattr(c_sgemm, "sgemm", lambda *a, **k: calls.append(1) or real(*a, **k))
     monkeypatch.setattr(flags, "GEMM", choice)
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((40, 30), dtype=np.float32), rng.standard_normal((30, 20), dtype=np.float32)
@@ -171,23 +169,17 @@ def test_a_bad_aics_gemm_value_is_named(monkeypatch):
         work_sharder.gemm(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), np.empty((2, 2), np.float32))
 
 
-def test_without_a_compiler_blas_computes_and_native_is_an_error(monkeypatch, tmp_path):
+def test_where_it_was_not_built_blas_computes_and_native_is_an_error(lib, monkeypatch):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 9, 9, 16), dtype=np.float32)
     w = rng.standard_normal((3, 3, 16, 24), dtype=np.float32)
     y_native = co.conv2d(x, w, (1, 1), "SAME", algorithm="im2col")
-    monkeypatch.setenv("AICS_NATIVE_CC", str(tmp_path / "no-such-cc"))
-    monkeypatch.setenv("AICS_NATIVE_CACHE", str(tmp_path / "cache"))
-    sgemm_binding.reset()
-    try:
+    with native_loader.without_library(c_sgemm.LIBRARY, "no compiler at install"):
         assert work_sharder.native_gemm_library() is None
-        assert "AICS_NATIVE_CC" in sgemm_binding.fallback_reason()
+        assert c_sgemm.fallback_reason() == "no compiler at install"
         np.testing.assert_allclose(co.conv2d(x, w, (1, 1), "SAME", algorithm="im2col"), y_native,
                                    rtol=1e-4, atol=1e-4)
         monkeypatch.setattr(flags, "GEMM", "native")
-        with pytest.raises(RuntimeError, match="AICS_GEMM=native.*AICS_NATIVE_CC"):
+        with pytest.raises(RuntimeError, match="AICS_GEMM=native.*no compiler at install"):
             co.conv2d(x, w, (1, 1), "SAME", algorithm="im2col")
-    finally:
-        monkeypatch.undo()
-        sgemm_binding.reset()
-    assert sgemm_binding.library() is not None
+    assert c_sgemm.library() is lib

@@ -15,6 +15,11 @@ from aicslib.kernels import conv_grad_input_ops as cgi
 from aicslib.kernels import conv_ops as co
 from aicslib.kernels import conv_layout as cl
 
+from accel_switch import accel_on_off  # noqa: F401
+
+# every op here runs on the reference kernels and on the speed layer's
+pytestmark = pytest.mark.usefixtures("accel_on_off")
+
 rng = np.random.default_rng(0)
 
 

@@ -7,6 +7,8 @@ from hypothesis import given, settings, strategies as st
 import aicslib as aics
 from aicslib.ops.batch_norm_ops import fused_batch_norm
 
+from accel_switch import accel_on_off  # noqa: F401
+
 RC = aics.RewriterConfig
 OFF = aics.ConfigProto(graph_options=aics.GraphOptions(rewrite_options=RC(disable_meta_optimizer=True)))
 ACTS = {"Relu": aics.nn.relu, "Relu6": aics.nn.relu6, "Elu": aics.nn.elu, None: None}
@@ -54,6 +56,7 @@ def fused_node(g, fetch):
     return next(n for n in aics.grappler.optimize(g, [fetch])["node"] if n["op"].startswith("_Fused"))
 
 
+@pytest.mark.usefixtures("accel_on_off")
 @settings(max_examples=12, deadline=None)
 @given(st.sampled_from(["Relu", "Relu6", "Elu", None]), st.integers(1, 2), st.integers(1, 3),
        st.integers(0, 1000))
@@ -75,6 +78,7 @@ def test_conv_bias_act_fuses_and_matches_loops(act, stride, cin, seed):
     np.testing.assert_allclose(on, ref_act(conv_ref(xv, wv, stride) + bv, act), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.usefixtures("accel_on_off")
 @pytest.mark.parametrize("act", ["Relu", "Relu6", "Elu"])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True)])
 def test_matmul_bias_act_fuses(act, ta, tb):
@@ -96,6 +100,7 @@ def test_matmul_bias_act_fuses(act, ta, tb):
     np.testing.assert_allclose(on, ref_act(ref, act), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.usefixtures("accel_on_off")
 def test_depthwise_bias_relu6_fuses():
     rng = np.random.default_rng(2)
     xv = rng.standard_normal((1, 6, 6, 3)).astype(np.float32) * 4
@@ -113,6 +118,7 @@ def test_depthwise_bias_relu6_fuses():
     np.testing.assert_allclose(on, np.clip(ref + bv, 0, 6), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.usefixtures("accel_on_off")
 def test_inference_batch_norm_folds_into_the_convolution():
     rng = np.random.default_rng(3)
     xv = rng.standard_normal((2, 4, 4, 3)).astype(np.float32)
@@ -156,6 +162,7 @@ def _conv_bias_relu(extra):
     return g, x, fetch
 
 
+@pytest.mark.usefixtures("accel_on_off")
 @pytest.mark.parametrize("case", ["conv_read_twice", "bias_read_twice", "bias_fetched", "nchw"])
 def test_no_fusion_when_an_intermediate_is_needed(case):
     if case == "conv_read_twice":
@@ -187,6 +194,7 @@ def test_no_fusion_when_an_intermediate_is_needed(case):
     np.testing.assert_array_equal(on, off)
 
 
+@pytest.mark.usefixtures("accel_on_off")
 def test_fused_op_rejects_bad_bias_with_the_node_name():
     g = aics.Graph()
     with g.as_default():
@@ -240,6 +248,7 @@ def test_mnist_mlp_training_identical_with_passes_on_and_off():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.usefixtures("accel_on_off")
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # the NaN input, on purpose
 @pytest.mark.parametrize("stage", [("BiasAdd", "Relu"), ("FusedBatchNorm", "Relu6"), ("BiasAdd", "Elu")])
 def test_blocked_output_stage_is_bit_identical_to_the_unfused_kernels(stage):
@@ -268,17 +277,18 @@ def test_blocked_output_stage_is_bit_identical_to_the_unfused_kernels(stage):
     assert np.array_equal(on.view(np.uint32), off.view(np.uint32))
 
 
+@pytest.mark.usefixtures("accel_on_off")
 @pytest.mark.parametrize("stage", [("BiasAdd", "Relu"), ("FusedBatchNorm", "Relu6")])
 @pytest.mark.parametrize("hw", [28, 13])
 def test_winograd_output_transform_with_the_stage_is_bit_identical_to_the_unfused_kernels(stage, hw):
     # A 3x3 conv with 64 channels takes Winograd (where its C transforms build, the fused stage is
     # applied inside the output transform); 13x13 crops tiles past the output.
-    from aicslib.kernels import conv_ops
+    from aicslib.accel import conv_policy
     rng = np.random.default_rng(8)
     xv = rng.standard_normal((4, hw, hw, 64)).astype(np.float32)
     wv = (rng.standard_normal((3, 3, 64, 64)) / 10).astype(np.float32)
-    assert conv_ops.choose_conv2d_algorithm(wv.shape, (1, 1), (1, 1), xv.shape) == "winograd" or \
-        not conv_ops.native_winograd_rule()
+    assert conv_policy.choose_conv2d_algorithm(wv.shape, (1, 1), (1, 1), xv.shape) == "winograd" or \
+        not conv_policy.native_winograd_rule()
     vecs = [rng.uniform(0.5, 2, 64), rng.standard_normal(64), rng.standard_normal(64), rng.uniform(0.1, 3, 64)]
     g = aics.Graph()
     with g.as_default():
@@ -297,8 +307,10 @@ def test_winograd_output_transform_with_the_stage_is_bit_identical_to_the_unfuse
 
 
 def test_output_stage_of_an_empty_output_is_empty():
-    from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage
-    for shape in ((0, 4), (2, 0, 3, 4)):
+    from aicslib.accel.fused_output_stage import apply_output_stage as fast
+    from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage as reference
+    for apply_output_stage, shape in ((reference, (0, 4)), (reference, (2, 0, 3, 4)), (fast, (0, 4)),
+                                      (fast, (2, 0, 3, 4))):
         y = apply_output_stage(np.zeros(shape, np.float32), ["FusedBatchNorm", "Relu6"],
                                [np.ones(4, np.float32)] * 4, 1e-3)
         assert y.shape == shape

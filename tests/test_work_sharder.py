@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from aicslib.kernels import work_sharder
+from aicslib.accel import work_sharder
 
 
 @pytest.fixture

@@ -36,6 +36,7 @@ def where(op_type):
         out["kernels"].append({
             "device": kd.device,
             "type_constraint": {k: [t.name for t in v] for k, v in kd.type_constraint.items()},
+            "priority": kd.priority,
             "location": f"{_rel(kd.location[0])}:{kd.location[1]}"})
     loc = gradient_registry.location(op_type)
     if loc is not None:
@@ -85,6 +86,7 @@ def summary(op_type):
     w = where(op_type)
     lines = [f"== {op_type} ==", f"defined at   {w['op']}", str(op_def_registry.get(op_type)), "kernels:"]
     for k in w["kernels"]:
-        lines.append(f"  {k['device']:4s} {k['type_constraint']}  at {k['location']}")
+        prio = f"  priority {k['priority']}" if k["priority"] else ""
+        lines.append(f"  {k['device']:4s} {k['type_constraint']}{prio}  at {k['location']}")
     lines.append(f"gradient     {w['gradient'] or 'NONE REGISTERED'}")
     return "\n".join(lines)

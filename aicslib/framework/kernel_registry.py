@@ -17,6 +17,14 @@ Two forms exist for kernels that need more than their inputs:
   (the session's resources, the node's name, a per-node random stream);
 * a class with ``__init__(self, attrs)`` and ``compute(self, ctx, *inputs)``
   is instantiated once per node, like a TF OpKernel, for stateful kernels.
+
+Several kernels may match one (op, device, dtype): the one with the highest
+``priority`` wins, as with TF's ``KernelDefBuilder::Priority``. That is how the
+speed layer (``aicslib/accel``) puts its kernels before the NumPy reference
+kernels of ``aicslib/kernels`` without replacing them. A kernel registered with
+``enabled=fn`` is passed over while ``fn()`` is false (the whole speed layer
+behind one switch, ``AICS_ACCEL``); call ``kernel_registry.refresh()`` after
+the switch changes, so that cached kernel choices are made again.
 """
 import inspect
 
@@ -34,9 +42,11 @@ DEVICE_TYPES = ("CPU", "GPU", "MLU", "NATIVE")
 class KernelDef:
     """One registration: what it matches, where it was written, how to call it."""
 
-    def __init__(self, op_type, device, type_constraint, impl, location):
+    def __init__(self, op_type, device, type_constraint, impl, location, priority=0, enabled=None):
         self.op_type = op_type
         self.device = device
+        self.priority = priority
+        self.enabled = enabled
         self.type_constraint = {k: tuple(dtypes.as_dtype(t) for t in v)
                                 for k, v in (type_constraint or {}).items()}
         self.impl = impl
@@ -59,6 +69,9 @@ class KernelDef:
                 return False
         return True
 
+    def is_enabled(self):
+        return self.enabled is None or bool(self.enabled())
+
     def kernel_attrs(self, attrs):
         """The attrs this kernel wants, by keyword."""
         if self.takes_all_attrs:
@@ -67,7 +80,8 @@ class KernelDef:
 
     def __repr__(self):
         cons = ", ".join(f"{k}=[{', '.join(t.name for t in v)}]" for k, v in self.type_constraint.items())
-        return f"KernelDef(op='{self.op_type}', device='{self.device}'" + (f", {cons}" if cons else "") + ")"
+        prio = f", priority={self.priority}" if self.priority else ""
+        return f"KernelDef(op='{self.op_type}', device='{self.device}'" + (f", {cons}" if cons else "") + prio + ")"
 
 
 class KernelRegistry:
@@ -75,8 +89,11 @@ class KernelRegistry:
         self._by_op = {}
         self.on_change = []  # callbacks(op_type): dispatch caches drop what they hold for it
 
-    def register(self, op_type, device="CPU", type_constraint=None, location=None):
+    def register(self, op_type, device="CPU", type_constraint=None, location=None, priority=0, enabled=None):
         """Decorator registering ``impl`` for ``op_type`` on ``device``.
+
+        ``priority``: among kernels matching a node, the highest wins; ``enabled``: a callable,
+        the kernel is skipped while it returns False (see the module docstring).
 
         The registration records where ``impl`` is defined (``location`` overrides
         it): the line that holds the kernel's code, however the registering call was
@@ -91,9 +108,10 @@ class KernelRegistry:
 
         def decorator(impl):
             where = location or definition_location(impl) or fallback
-            kd = KernelDef(op_type, device, type_constraint, impl, where)
+            kd = KernelDef(op_type, device, type_constraint, impl, where, priority, enabled)
             for other in self._by_op.get(op_type, []):
-                if other.device == kd.device and other.type_constraint == kd.type_constraint:
+                if (other.device == kd.device and other.type_constraint == kd.type_constraint
+                        and other.priority == kd.priority):
                     raise KeyError(f"A kernel for '{op_type}' on {device} with constraint "
                                    f"{kd.type_constraint} is already registered at "
                                    f"{other.location[0]}:{other.location[1]}.")
@@ -104,11 +122,14 @@ class KernelRegistry:
         return decorator
 
     def find(self, op_type, device, attrs):
-        """The matching KernelDef for this device, or None."""
+        """The matching enabled KernelDef of highest priority for this device (the first
+        registered among equals), or None."""
+        best = None
         for kd in self._by_op.get(op_type, ()):
-            if kd.device == device and kd.matches(attrs):
-                return kd
-        return None
+            if kd.device == device and kd.matches(attrs) and kd.is_enabled():
+                if best is None or kd.priority > best.priority:
+                    best = kd
+        return best
 
     def lookup(self, op_type, device, attrs, node_name=None):
         kd = self.find(op_type, device, attrs)
@@ -136,6 +157,12 @@ class KernelRegistry:
     def all_kernels(self):
         return [k for ks in self._by_op.values() for k in ks]
 
+    def refresh(self, op_type=None):
+        """Tells the dispatch caches that which kernel is enabled may have changed (all ops by default)."""
+        for op in [op_type] if op_type else list(self._by_op):
+            for cb in self.on_change:
+                cb(op)
+
     def unregister(self, op_type):
         self._by_op.pop(op_type, None)
         for cb in self.on_change:
@@ -145,6 +172,6 @@ class KernelRegistry:
 kernel_registry = KernelRegistry()
 
 
-def register_kernel(op_type, device="CPU", type_constraint=None):
+def register_kernel(op_type, device="CPU", type_constraint=None, priority=0, enabled=None):
     """Decorator registering a kernel for ``op_type`` (TF's REGISTER_KERNEL_BUILDER)."""
-    return kernel_registry.register(op_type, device, type_constraint)
+    return kernel_registry.register(op_type, device, type_constraint, priority=priority, enabled=enabled)

@@ -3,7 +3,9 @@
 As TensorFlow links all its kernels into the runtime, ``import aicslib``
 imports this package once; the op modules in ``aicslib/ops`` never import
 kernels (they reach them only through the kernel registry), and a new device
-or a new kernel is one more module listed here.
+or a new kernel is one more module listed here. These are the reference
+kernels; the speed layer (``aicslib/accel``, imported after this package)
+registers preferred kernels beside some of them.
 """
 from . import (array_ops, colorspace_ops, conv_grad_filter_ops, conv_grad_input_ops,  # noqa: F401
                conv_ops, cwise_ops, data_flow_ops, dataset_ops, decode_image_op, depthwise_conv_op,

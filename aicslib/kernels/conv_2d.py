@@ -13,10 +13,11 @@ framework's :func:`~aicslib.framework.kernel_shape_util.get_windowed_output_size
 ``conv_geometry``          every size a conv needs (``N, H, ..., Ho, Wo, pt, pb, pl, pr``)
 ``pad_nhwc``               zero-pad H and W
 ``im2col_view``            the im2col matrix as a strided view (no copy)
-``padded_slab``            one block's window of the input, zero-padded in scratch
 ``backprop_input_padding`` stride 1: the padding that makes the input gradient a forward conv
+``backprop_*_operands``    a backprop's operands in the working type, its geometry, TF's checks
 ``as_floats``              operands in the working type (float32, or float64)
 ``conv_args_from_attrs``   TF attrs (4-element lists) -> ``(strides, padding, dilations)``
+``run_forward`` & co.      a kernel's body: attrs and layout around an NHWC function
 =========================  ============================================================
 """
 import numpy as np
@@ -25,12 +26,11 @@ from numpy.lib.stride_tricks import as_strided
 from ..framework.errors import InvalidArgumentError, UnimplementedError
 from ..framework.kernel_shape_util import get_windowed_output_size
 from .conv_layout import nchw_to_nhwc, nhwc_to_nchw
-from .work_sharder import scratch
 
 __all__ = [
-    "hw_pair", "padding_pairs", "conv_geometry", "pad_nhwc", "im2col_view", "padded_slab",
-    "backprop_input_padding", "as_floats", "conv_args_from_attrs", "to_nhwc", "from_nhwc", "cast_like",
-    "sizes_nhwc",
+    "hw_pair", "padding_pairs", "conv_geometry", "pad_nhwc", "im2col_view",
+    "backprop_input_padding", "backprop_input_operands", "backprop_filter_operands", "as_floats", "conv_args_from_attrs", "to_nhwc", "from_nhwc", "cast_like",
+    "sizes_nhwc", "run_forward", "run_backprop_input", "run_backprop_filter",
 ]
 
 _F32 = np.float32
@@ -127,29 +127,6 @@ def as_floats(*arrays):
     return out if len(out) > 1 else out[0]
 
 
-def padded_slab(x, n0, n1, h0, nh, w0, nw, slot):
-    """``x[n0:n1, h0:h0+nh, w0:w0+nw]`` with zeros where the window leaves ``x``.
-
-    ``h0``/``w0`` may be negative (top/left padding) and the window may run
-    past the bottom/right edge. Returns a view of ``x`` when no padding is
-    involved, otherwise a scratch array: padding is done block by block,
-    so the padded copy of the whole batch is never materialised.
-    """
-    N, H, W, C = x.shape
-    if h0 >= 0 and w0 >= 0 and h0 + nh <= H and w0 + nw <= W:
-        return x[n0:n1, h0:h0 + nh, w0:w0 + nw]
-    out = scratch(slot, (n1 - n0, nh, nw, C), x.dtype)
-    i0, i1 = min(max(0, -h0), nh), max(min(nh, H - h0), 0)
-    j0, j1 = min(max(0, -w0), nw), max(min(nw, W - w0), 0)
-    i1, j1 = max(i1, i0), max(j1, j0)
-    out[:, :i0] = 0
-    out[:, i1:] = 0
-    out[:, i0:i1, :j0] = 0
-    out[:, i0:i1, j1:] = 0
-    out[:, i0:i1, j0:j1] = x[n0:n1, h0 + i0:h0 + i1, w0 + j0:w0 + j1]
-    return out
-
-
 def backprop_input_padding(input_shape, g):
     """For stride 1 the input gradient is itself a convolution ("full"
     correlation) of dY with the filter rotated by 180 degrees (for Conv2D also
@@ -168,6 +145,34 @@ def backprop_input_padding(input_shape, g):
     if min(pt, pb, pl, pr) < 0:
         return None
     return [(pt, pb), (pl, pr)]
+
+
+def check_out_backprop(dy, g, input_shape, filter_shape, depthwise=False):
+    """TF's error when ``dy`` is not the shape of the forward's output (``g``, its geometry;
+    a depthwise conv's output has ``C * M`` channels)."""
+    want = (g["N"], g["Ho"], g["Wo"], g["C"] * g["K"] if depthwise else g["K"])
+    if tuple(dy.shape) != want:
+        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output {want} of input "
+                         f"{tuple(input_shape)} and filter {tuple(filter_shape)}")
+
+
+def backprop_input_operands(dy, w, input_shape, strides, padding, dilations, depthwise=False):
+    """``(dy, w, g)`` of an input gradient: the operands in the working type and the forward's
+    geometry, after checking that ``dy`` has the forward output's shape."""
+    dy, w = as_floats(dy, w)
+    input_shape = tuple(int(s) for s in input_shape)
+    g = conv_geometry(input_shape, w.shape, strides, padding, dilations)
+    check_out_backprop(dy, g, input_shape, w.shape, depthwise)
+    return dy, w, g
+
+
+def backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations, depthwise=False):
+    """``(x, dy, g)`` of a filter gradient, as :func:`backprop_input_operands`."""
+    x, dy = as_floats(x, dy)
+    filter_shape = tuple(int(s) for s in filter_shape)
+    g = conv_geometry(x.shape, filter_shape, strides, padding, dilations)
+    check_out_backprop(dy, g, x.shape, filter_shape, depthwise)
+    return x, dy, g
 
 
 # Kernel helpers: like TF's Conv2DOp::Compute the kernels read the attrs, work
@@ -226,3 +231,32 @@ def sizes_nhwc(sizes, data_format):
     if len(s) != 4:
         raise ValueError(f"sizes must have 4 elements, got {s}")
     return s if data_format == "NHWC" else [s[0], s[2], s[3], s[1]]
+
+
+# The bodies of the convolution kernels (Conv2D and DepthwiseConv2dNative, each with its two
+# backprops; the NumPy reference kernels and the speed layer's alike): TF's attrs in, the NHWC
+# function of the algorithm called, the result back in the op's layout and dtype.
+
+def run_forward(nhwc_conv, op_type, input, filter, strides, padding, explicit_paddings,  # noqa: A002
+                data_format, dilations):
+    """``nhwc_conv(x, w, strides, padding, dilations)`` on the op's operands, as a forward kernel."""
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type)
+    y = nhwc_conv(to_nhwc(input, data_format), filter, s, p, d)
+    return cast_like(from_nhwc(y, data_format), input)
+
+
+def run_backprop_input(nhwc_grad, op_type, input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+                       explicit_paddings, data_format, dilations):
+    """``nhwc_grad(dy, w, input_shape, strides, padding, dilations)``, as a backprop-input kernel."""
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type)
+    dx = nhwc_grad(to_nhwc(out_backprop, data_format), filter, sizes_nhwc(input_sizes, data_format), s, p, d)
+    return cast_like(from_nhwc(dx, data_format), out_backprop)
+
+
+def run_backprop_filter(nhwc_grad, op_type, input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+                        explicit_paddings, data_format, dilations):
+    """``nhwc_grad(x, dy, filter_shape, strides, padding, dilations)``, as a backprop-filter kernel."""
+    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type)
+    fs = [int(v) for v in np.asarray(filter_sizes).reshape(-1)]
+    dw = nhwc_grad(to_nhwc(input, data_format), to_nhwc(out_backprop, data_format), fs, s, p, d)
+    return cast_like(dw, input)

@@ -2,35 +2,26 @@
 
 TF's ``Conv2DBackpropFilter`` (core/kernels/conv_grad_filter_ops.cc) goes
 through ``Eigen::SpatialConvolutionBackwardKernel``: the im2col matrix of the
-input, then one contraction ``cols^T @ dY`` over all output pixels.
+input, then one contraction ``cols^T @ dY`` over all output pixels. (The speed
+layer, ``aicslib/accel/conv_backprop_filter.py``, also runs Winograd backwards.)
 
 ==================================  ==================================================
-``conv2d_backprop_filter_direct``   loops (reference)
+``conv2d_backprop_filter_direct``   loops (the definition)
 ``conv2d_backprop_filter_gemm``     im2col then GEMM ``cols^T @ dY``
-``conv2d_backprop_filter_winograd`` Winograd F(2x2, 3x3) or F(4x4, 3x3) run backwards: GEMMs ``V^T @ (A dY A^T)``
-``conv2d_backprop_filter``          picks one (the forward's rule and tile)
+``conv2d_backprop_filter``          ``gemm``, or ``direct`` when asked (``AICS_CONV_ALGO``)
 ==================================  ==================================================
 
 Layouts and arguments as in conv_ops.py; ``filter_shape`` is the HWIO shape of ``w``.
 """
-import threading
-
 import numpy as np
 
 from ..framework.dtypes import bfloat16, float16, float32, float64
 from ..framework.kernel_registry import register_kernel
-from .conv_2d import (as_floats, cast_like, conv_args_from_attrs, conv_geometry, im2col_view, pad_nhwc,
-                      padded_slab, to_nhwc)
-from ..native import winograd_binding
-from .conv_ops import (WINOGRAD4_AT, WINOGRAD4_G2, WINOGRAD_AT, WINOGRAD_G2, choose_conv2d_algorithm,
-                       native_winograd_rule, native_winograd_transforms, requested_algorithm,
-                       winograd4_input_transform, winograd_combine, winograd_input_transform, winograd_tile_size)
-from . import work_sharder
-from .work_sharder import (SingleThreadedBlas, batched_gemm, gemm, in_worker, run_blocks, scratch, sharded_matmul,
-                           split_blocks)
+from .conv_2d import (as_floats, backprop_filter_operands, conv_geometry, im2col_view, pad_nhwc,
+                      run_backprop_filter)
+from .conv_ops import requested_algorithm
 
-__all__ = ["conv2d_backprop_filter", "conv2d_backprop_filter_direct", "conv2d_backprop_filter_gemm",
-           "conv2d_backprop_filter_winograd"]
+__all__ = ["conv2d_backprop_filter", "conv2d_backprop_filter_direct", "conv2d_backprop_filter_gemm"]
 
 _FLOAT = {"T": [float16, bfloat16, float32, float64]}
 
@@ -57,201 +48,28 @@ def conv2d_backprop_filter_direct(x, dy, filter_shape, strides=(1, 1), padding="
     return dw
 
 
-def conv2d_backprop_filter_gemm(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1),
-                                block_bytes=None):
+
+def conv2d_backprop_filter_gemm(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1)):
     """Filter gradient as TF/Eigen computes it: im2col, then one GEMM
-    ``dW(kh*kw*C, K) = cols(N*Ho*Wo, kh*kw*C)^T @ dY(N*Ho*Wo, K)``.
-
-    The contraction runs over all ``N*Ho*Wo`` output pixels; it is blocked
-    over images (partial sums added at the end), which is the same GEMM with
-    its inner dimension split.
-    """
-    x, dy = as_floats(x, dy)
-    kh, kw, C, K = (int(s) for s in filter_shape)
-    g = conv_geometry(x.shape, (kh, kw, C, K), strides, padding, dilations)
-    N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {x.shape} and filter {tuple(filter_shape)}")
-    if kh == kw == 1 and g["sh"] == g["sw"] == 1 and not any(g[p] for p in ("pt", "pb", "pl", "pr")):
-        return sharded_matmul(x.reshape(-1, C).T, dy.reshape(-1, K), np.empty((C, K), x.dtype)).reshape(1, 1, C, K)
-    sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-
-    def block(b):
-        n0, n1, r0, r1 = b
-        slab = padded_slab(x, n0, n1, r0 * sh - g["pt"], (r1 - r0 - 1) * sh + (kh - 1) * dh + 1,
-                           -g["pl"], (Wo - 1) * sw + (kw - 1) * dw + 1, "im2col_pad")
-        rows = im2col_view(slab, kh, kw, r1 - r0, Wo, (sh, sw), (dh, dw))
-        patch = scratch("im2col", rows.shape, x.dtype)
-        np.copyto(patch, rows)
-        return sharded_matmul(patch.reshape(-1, kh * kw * C).T, dy[n0:n1, r0:r1].reshape(-1, K),
-                              np.empty((kh * kw * C, K), x.dtype))
-
-    if N * Ho * Wo == 0:
-        return np.zeros((kh, kw, C, K), dtype=x.dtype)
-    parts = run_blocks(block, split_blocks(N, Ho, Wo * kh * kw * C * 4, block_bytes, Wo))
-    dw = parts[0]
-    for p in parts[1:]:
-        dw += p
-    return dw.reshape(kh, kw, C, K)
-
-
-def conv2d_backprop_filter_winograd(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1),
-                                    block_bytes=None, tile=2):
-    """Filter gradient of a 3x3, stride-1, dilation-1 conv with Winograd F(m x m, 3x3), ``m = tile``
-    (2 or 4).
-
-    The forward computes every m x m output tile as ``Y = A^T [U * V] A`` with
-    ``U = (G (x) G) w`` ((m+2)^2 values per (c, k)) and ``V = B^T d B`` (the
-    (m+2) x (m+2) input tile). Everything is linear in ``w``, so its gradient is
-    the same algorithm transposed::
-
-        dU[p](C, K) = sum over tiles of V[p](tiles, C)^T @ (A dY A^T)[p](tiles, K)
-        dW(9, C*K)  = (G (x) G)^T (9, T) @ dU(T, C*K)
-
-    T = 16 (or 36) GEMMs over all output tiles instead of one 9x larger im2col
-    GEMM: 2.25x (or 4x) fewer multiplies, and no 9x im2col copy (the input
-    transform is the forward's). Output sizes that are not multiples of m get
-    zero rows/columns of ``dY``. Float32 operands use the C transforms where
-    they build (``conv_ops.native_winograd_transforms``).
-    """
-    x, dy = as_floats(x, dy)
-    kh, kw, C, K = (int(s) for s in filter_shape)
-    g = conv_geometry(x.shape, (kh, kw, C, K), strides, padding, dilations)
-    if (kh, kw, g["sh"], g["sw"], g["dh"], g["dw"]) != (3, 3, 1, 1, 1, 1):
-        raise ValueError("conv2d_backprop_filter_winograd supports 3x3 filters with stride 1 and dilation 1 "
-                         f"only, got filter {(kh, kw)}, strides {strides}, dilations {dilations}")
-    if tile not in (2, 4):
-        raise ValueError(f"conv2d_backprop_filter_winograd: tile must be 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3)), "
-                         f"got {tile!r}")
-    N, Ho, Wo = g["N"], g["Ho"], g["Wo"]
-    if dy.shape != (N, Ho, Wo, K):
-        raise ValueError(f"out_backprop shape {dy.shape} does not match the forward output "
-                         f"{(N, Ho, Wo, K)} of input {x.shape} and filter {tuple(filter_shape)}")
-    if N * Ho * Wo == 0:
-        return np.zeros((kh, kw, C, K), dtype=x.dtype)
-    m = tile
-    a, T = m + 2, (m + 2) ** 2
-    th, tw = -(-Ho // m), -(-Wo // m)
-    lib = native_winograd_transforms(x) if winograd_binding.handles(dy) else None
-    input_transform = winograd_input_transform if m == 2 else winograd4_input_transform
-
-    def dy_transform(n0, n1, r0, r1, D):
-        """D[a, b] = (A dY A^T)[a, b] for the m x m dY tiles of these images and tile rows."""
-        if lib is not None:
-            winograd_binding.grad_output_transform(lib, m, dy, m * r0, n0, n1, r1 - r0, tw, D)
-        elif m == 2:
-            _dy_transform2(dy, n0, n1, r0, r1, tw, D)
-        else:
-            _dy_transform4(dy, n0, n1, r0, r1, tw, D)
-
-    def transformed(b):
-        n0, n1, r0, r1 = b
-        nb, nr = n1 - n0, r1 - r0
-        V = scratch(f"wino{m}_V", (a, a, nb, nr, tw, C), x.dtype)
-        input_transform(x, g["pt"], g["pl"], n0, n1, r0, r1, tw, V)
-        D = scratch(f"wino{m}_D", (a, a, nb, nr, tw, K), x.dtype)
-        dy_transform(n0, n1, r0, r1, D)
-        P = nb * nr * tw
-        return V.reshape(T, P, C).transpose(0, 2, 1), D.reshape(T, P, K)
-
-    sums = {}                       # thread -> the sum of dU over the blocks it ran
-
-    def block(b):
-        Vt, D = transformed(b)
-        mine = sums.get(threading.get_ident())
-        if mine is None:
-            mine = sums[threading.get_ident()] = np.empty((T, C, K), dtype=x.dtype)
-            batched_gemm(Vt, D, mine)
-        else:
-            batched_gemm(Vt, D, mine, accumulate=True)
-
-    blocks = split_blocks(N, th, tw * T * (C + K) * x.itemsize, block_bytes, tw)
-    if len(blocks) == 1 and not in_worker() and work_sharder.NUM_THREADS > 1:
-        # few tiles (a deep layer on a small image): one block, so the threads share its T GEMMs instead
-        Vt, D = transformed(blocks[0])
-        dU = np.empty((T, C, K), dtype=x.dtype)
-        step = -(-T // work_sharder.NUM_THREADS)
-        run_blocks(lambda q: batched_gemm(Vt[q[0]:q[1]], D[q[0]:q[1]], dU[q[0]:q[1]]),
-                   [(q, min(q + step, T), 0, 0) for q in range(0, T, step)])
-    else:
-        run_blocks(block, blocks)
-        dU, *rest = sums.values()
-        for part in rest:
-            dU += part
-    G2t = np.ascontiguousarray((WINOGRAD_G2 if m == 2 else WINOGRAD4_G2).T, dtype=x.dtype)    # (9, T)
-    with SingleThreadedBlas():           # a small GEMM: waking BLAS threads costs more than it saves
-        return (G2t @ dU.reshape(T, C * K)).reshape(3, 3, C, K)
-
-
-def _dy_transform2(dy, n0, n1, r0, r1, tw, D):
-    """NumPy's ``D[a, b] = (A dY A^T)[a, b]`` of F(2x2): a column pass, then a row pass."""
-    nb, nr, K = n1 - n0, r1 - r0, dy.shape[3]
-    AT = WINOGRAD_AT
-    src = padded_slab(dy, n0, n1, 2 * r0, 2 * nr, 0, 2 * tw, "wino_dy")    # zeros past odd edges
-    cols = [src[:, :, j::2] for j in range(2)]                          # (nb, 2nr, tw, K)
-    Tc = scratch("wino_dyT", (4, nb, 2 * nr, tw, K), dy.dtype)
-    for b in range(4):
-        winograd_combine(AT[:, b], cols, out=Tc[b])
-    rows = [Tc[:, :, i::2] for i in range(2)]                           # (4, nb, nr, tw, K)
-    for a in range(4):
-        winograd_combine(AT[:, a], rows, out=D[a])
-
-
-#: A (x) A (36, 16): F(4x4)'s dY transform of a flattened 4x4 tile (A = (A^T)^T).
-WINOGRAD4_A2 = np.kron(WINOGRAD4_AT.T, WINOGRAD4_AT.T)
-
-
-def _dy_transform4(dy, n0, n1, r0, r1, tw, D):
-    """NumPy's ``D[a, b] = (A dY A^T)[a, b]`` of F(4x4): the tiles gathered, then one GEMM
-    ``D(36, tiles*K) = (A (x) A)(36, 16) @ dY(16, tiles*K)`` (cf. conv_ops._winograd4_output)."""
-    nb, nr, K = n1 - n0, r1 - r0, dy.shape[3]
-    src = padded_slab(dy, n0, n1, 4 * r0, 4 * nr, 0, 4 * tw, "wino4_dy")   # zeros past the edges
-    Y = scratch("wino4_dyY", (4, 4, nb, nr, tw, K), dy.dtype)
-    np.copyto(Y, src.reshape(nb, nr, 4, tw, 4, K).transpose(2, 4, 0, 1, 3, 5))
-    flat = scratch("wino4_dyD", (36, nb * nr * tw * K), dy.dtype)
-    gemm(WINOGRAD4_A2.astype(dy.dtype), Y.reshape(16, -1), flat)
-    np.copyto(D, flat.reshape(D.shape))
+    ``dW(kh*kw*C, K) = cols(N*Ho*Wo, kh*kw*C)^T @ dY(N*Ho*Wo, K)``: the contraction
+    runs over all ``N*Ho*Wo`` output pixels."""
+    x, dy, g = backprop_filter_operands(x, dy, filter_shape, strides, padding, dilations)
+    N, C, K, kh, kw, Ho, Wo = (g[k] for k in ("N", "C", "K", "kh", "kw", "Ho", "Wo"))
+    xp = pad_nhwc(x, g["pt"], g["pb"], g["pl"], g["pr"])
+    cols = im2col_view(xp, kh, kw, Ho, Wo, (g["sh"], g["sw"]), (g["dh"], g["dw"])).reshape(N * Ho * Wo, kh * kw * C)
+    return (cols.T @ dy.reshape(N * Ho * Wo, K)).reshape(kh, kw, C, K)
 
 
 def conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1),
                            algorithm="auto"):
     """Gradient of ``conv2d(x, w)`` with respect to ``w``, given ``dy``.
 
-    ``algorithm``: ``"auto"`` -> the forward's rule and tile size
-    (:func:`~.conv_ops.choose_conv2d_algorithm` and ``winograd_tile_size`` on the
-    filter and ``dy``'s pixels) where the C Winograd transforms build; else
-    im2col + GEMM when the GEMMs run on the C SGEMM, else the forward's rule
-    with F(2x2, 3x3);
-    ``"gemm"``/``"im2col"`` -> :func:`conv2d_backprop_filter_gemm`;
-    ``"winograd"`` -> :func:`conv2d_backprop_filter_winograd` with F(2x2, 3x3) (GEMM
-    on a conv it cannot do: not 3x3, stride 1, dilation 1); ``"direct"`` -> loops.
+    ``algorithm``: ``"gemm"`` (:func:`conv2d_backprop_filter_gemm`) or ``"direct"`` (loops);
+    ``"auto"``: ``"direct"`` when ``AICS_CONV_ALGO`` says so, else ``"gemm"``.
     """
-    requested = algorithm if algorithm not in (None, "auto") else None
-    algo = (requested or requested_algorithm(None)).lower()
-    if algo == "direct":
+    if (algorithm if algorithm not in (None, "auto") else requested_algorithm(None)) == "direct":
         return conv2d_backprop_filter_direct(x, dy, filter_shape, strides, padding, dilations)
-    x, dy = as_floats(x, dy)
-    fs = tuple(int(s) for s in filter_shape)
-    tile = 2
-    if algo == "auto":
-        if native_winograd_rule():
-            # With the C transforms the forward's rule and tile fit the filter gradient too
-            # (measured on 2 Zen5 cores: F(4x4) 2.4x faster than im2col+GEMM at 8x56x56x64,
-            # F(2x2) 1.8x at 1x28x28x512, GEMM 1.1x faster than F(2x2) at 8x7x7x512)
-            algo = choose_conv2d_algorithm(fs, strides, dilations, dy.shape)
-            tile = winograd_tile_size(fs, dy.shape) if algo == "winograd" else 2
-        elif work_sharder.native_gemm_library() is not None:
-            # With the C SGEMM and NumPy's transforms, one big GEMM beats Winograd's 16 thin
-            # ones (measured, batch 8: 0.7x its time at 56x56x64 and 7x7x512, 1.0x at 28x28x128)
-            algo = "gemm"
-        else:
-            algo = choose_conv2d_algorithm(fs, strides, dilations, dy.shape)
-    if algo == "winograd":
-        if fs[:2] == (3, 3) and tuple(conv_geometry(x.shape, fs, strides, padding, dilations)[k]
-                                      for k in ("sh", "sw", "dh", "dw")) == (1, 1, 1, 1):
-            return conv2d_backprop_filter_winograd(x, dy, fs, strides, padding, dilations, tile=tile)
-    return conv2d_backprop_filter_gemm(x, dy, fs, strides, padding, dilations)
+    return conv2d_backprop_filter_gemm(x, dy, filter_shape, strides, padding, dilations)
 
 
 # ----------------------------------------------------------------------------
@@ -262,9 +80,5 @@ def conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), padding="VALID",
 @register_kernel("Conv2DBackpropFilter", type_constraint=_FLOAT)
 def _conv2d_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
                                    explicit_paddings, data_format, dilations):
-    s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations,
-                                   "Conv2DBackpropFilter")
-    fs = [int(v) for v in np.asarray(filter_sizes).reshape(-1)]
-    dw = conv2d_backprop_filter(to_nhwc(input, data_format), to_nhwc(out_backprop, data_format),
-                                fs, s, p, d)
-    return cast_like(dw, input)
+    return run_backprop_filter(conv2d_backprop_filter, "Conv2DBackpropFilter", input, filter_sizes,
+                               out_backprop, strides, padding, explicit_paddings, data_format, dilations)

@@ -15,8 +15,6 @@ from ..framework.dtypes import bfloat16, float16, float32, float64, int32, int64
 from ..framework.errors import InvalidArgumentError, UnimplementedError
 from ..framework.kernel_registry import register_kernel
 from ..framework.kernel_shape_util import get_windowed_output_size
-from ..native import pooling_binding
-from . import work_sharder
 from .conv_layout import nchw_to_nhwc, nhwc_to_nchw
 
 FLOAT = [float16, bfloat16, float32, float64]
@@ -28,7 +26,7 @@ def _check_ksize(ksize):
             raise InvalidArgumentError(None, None, f"Sliding window ksize for dimension {i} was zero.")
 
 
-def _geometry(shape, ksize, strides, padding, data_format):
+def pool_geometry(shape, ksize, strides, padding, data_format):
     """NHWC shape -> (kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr)."""
     hi, wi = (1, 2) if data_format == "NHWC" else (2, 3)
     _check_ksize(ksize)
@@ -66,7 +64,7 @@ def _neg_inf(dtype):
 
 def max_pool(x, ksize, strides, padding):
     """NHWC max pooling; ``ksize``/``strides`` are 4-element NHWC lists."""
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(x.shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(x.shape, ksize, strides, padding, "NHWC")
     xp = _pad(x, pt, pb, pl, pr, _neg_inf(x.dtype))
     y = np.empty((x.shape[0], Ho, Wo, x.shape[3]), dtype=x.dtype)
     first = True
@@ -82,7 +80,7 @@ def max_pool(x, ksize, strides, padding):
 
 def _first_max_masks(x, y, ksize, strides, padding):
     """Yields (i, j, mask) per tap: mask marks windows whose first maximum is at tap (i, j)."""
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(x.shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(x.shape, ksize, strides, padding, "NHWC")
     xp = _pad(x, pt, pb, pl, pr, _neg_inf(x.dtype))
     taken = np.zeros(y.shape, dtype=bool)
     for i in range(kh):
@@ -93,31 +91,15 @@ def _first_max_masks(x, y, ksize, strides, padding):
             yield i, j, hit
 
 
-#: Inputs of at least this many elements have their C MaxPoolGrad split over the threads by
-#: image (handing work to a pool thread costs 30-50 us, about 256K elements' worth).
-NATIVE_SPLIT_ELEMENTS = 1 << 18
-
-
 def max_pool_grad(x, y, grad, ksize, strides, padding):
     """Gradient of max_pool with TF's CPU tie rule (first maximum in row-major order).
 
-    float32 runs in C where it builds (``aicslib/native/src/aics_pooling.c``: one pass over the
-    windows instead of one masked NumPy copy per tap, 10x faster), with the same answers (where
-    windows overlap, a pixel's gradients are added window by window, as TF does, instead of tap by
-    tap: a sum of three or more may round differently).
+    Per window tap, the windows whose first maximum is there (``_first_max_masks``) send their
+    gradient to that input pixel; overlapping windows add up. (The speed layer's float32 kernel,
+    ``aicslib/accel/pooling.py``, does it in C in one pass over the windows.)
     """
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(x.shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(x.shape, ksize, strides, padding, "NHWC")
     N, H, W, C = x.shape
-    lib = pooling_binding.library() if x.dtype == y.dtype == grad.dtype == np.float32 else None
-    if lib is not None:
-        x, y, grad = (np.ascontiguousarray(a) for a in (x, y, grad))
-        dx = np.zeros(x.shape, np.float32)
-        geometry = (kh, kw, sh, sw, pt, pl)
-        parts = work_sharder.NUM_THREADS if x.size >= NATIVE_SPLIT_ELEMENTS else 1
-        step = max(1, -(-N // parts))
-        work_sharder.run_blocks(lambda b: pooling_binding.max_pool_grad(lib, x, y, grad, dx, geometry, b[0], b[1]),
-                                [(n, min(n + step, N), 0, 0) for n in range(0, N, step)])
-        return dx
     dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=grad.dtype)
     zero = grad.dtype.type(0)
     overlapping = sh < kh or sw < kw
@@ -133,7 +115,7 @@ def max_pool_grad(x, y, grad, ksize, strides, padding):
 def max_pool_grad_grad(x, y, grad, ksize, strides, padding):
     """Gradient of max_pool_grad with respect to its ``grad``: each window picks
     ``grad`` (input-shaped) at its first maximum."""
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(x.shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(x.shape, ksize, strides, padding, "NHWC")
     gp = _pad(grad, pt, pb, pl, pr, 0)
     out = np.zeros(y.shape, dtype=grad.dtype)
     for i, j, hit in _first_max_masks(x, y, ksize, strides, padding):
@@ -143,7 +125,7 @@ def max_pool_grad_grad(x, y, grad, ksize, strides, padding):
 
 def _avg_counts(shape, ksize, strides, padding, dtype):
     """Number of in-image pixels of each window, shaped (1, Ho, Wo, 1)."""
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(shape, ksize, strides, padding, "NHWC")
     rows = np.zeros(Ho)
     cols = np.zeros(Wo)
     for i in range(kh):
@@ -163,7 +145,7 @@ def _tiles_exactly(shape, kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr):
 
 
 def avg_pool(x, ksize, strides, padding):
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(x.shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(x.shape, ksize, strides, padding, "NHWC")
     if _tiles_exactly(x.shape, kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr) and x.dtype in (np.float32, np.float64):
         # one pass per tap into the output, then one scaling: no padded copy, no count array
         y = np.empty((x.shape[0], Ho, Wo, x.shape[3]), dtype=x.dtype)
@@ -186,7 +168,7 @@ def avg_pool(x, ksize, strides, padding):
 
 def avg_pool_grad(input_shape, grad, ksize, strides, padding):
     N, H, W, C = input_shape
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(input_shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(input_shape, ksize, strides, padding, "NHWC")
     if _tiles_exactly(input_shape, kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr) and grad.dtype in (np.float32,
                                                                                                np.float64):
         # every pixel gets its one window's gradient / (kh*kw): one broadcast write
@@ -205,7 +187,7 @@ def avg_pool_grad(input_shape, grad, ksize, strides, padding):
 def max_pool_with_argmax(x, ksize, strides, padding, include_batch_in_index, index_dtype):
     """Max pool plus the flat index ``((b*H + h)*W + w)*C + c`` (``b`` only with
     ``include_batch_in_index``) of the first maximum of each window."""
-    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = _geometry(x.shape, ksize, strides, padding, "NHWC")
+    kh, kw, sh, sw, Ho, Wo, pt, pl, pb, pr = pool_geometry(x.shape, ksize, strides, padding, "NHWC")
     N, H, W, C = x.shape
     xp = _pad(x, pt, pb, pl, pr, _neg_inf(x.dtype))
     best = np.full((N, Ho, Wo, C), _neg_inf(x.dtype), dtype=x.dtype)
@@ -302,13 +284,18 @@ def _nhwc_list(v, data_format):
     return v if data_format == "NHWC" else [v[0], v[2], v[3], v[1]]
 
 
-@register_kernel("MaxPoolGrad", type_constraint={"T": FLOAT})
-def _max_pool_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding, data_format):
+def run_max_pool_grad(nhwc_grad, orig_input, orig_output, grad, ksize, strides, padding, data_format):
+    """A MaxPoolGrad kernel's body around ``nhwc_grad(x, y, grad, ksize, strides, padding)`` (NHWC)."""
     k, s = _pool_dims(ksize, strides, data_format)
     _refuse_depth(k, s, "MaxPoolingGrad")
-    dx = max_pool_grad(_nhwc(orig_input, data_format), _nhwc(orig_output, data_format),
-                       _nhwc(grad, data_format), k, s, padding)
+    dx = nhwc_grad(_nhwc(orig_input, data_format), _nhwc(orig_output, data_format),
+                   _nhwc(grad, data_format), k, s, padding)
     return _back(dx, data_format)
+
+
+@register_kernel("MaxPoolGrad", type_constraint={"T": FLOAT})
+def _max_pool_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding, data_format):
+    return run_max_pool_grad(max_pool_grad, orig_input, orig_output, grad, ksize, strides, padding, data_format)
 
 
 @register_kernel("MaxPoolGradGrad", type_constraint={"T": FLOAT})

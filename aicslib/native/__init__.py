@@ -12,23 +12,15 @@ pybind11 in TF 2.x). This package shows that boundary on one small C function,
 * through pybind11 (``pybind11_binding``): write the extension in C++ with
   ``py::array_t``.
 
-The sources are compiled on first use (``build``) and cached. The kernel is
-registered for MatMul on the NATIVE device (``aicslib/kernels/native_matmul_op.py``)::
+The sources are compiled on first use (``build``) and cached: building a
+binding is part of the lesson. The kernel is registered for MatMul on the
+NATIVE device (``aicslib/kernels/native_matmul_op.py``)::
 
     with aics.device("/device:NATIVE:0"):
         c = aics.matmul(a, b)          # runs aics_sgemm in C
 
-The same build machinery compiles ``src/aics_depthwise.c``, the C depthwise
-convolution kernels that aicslib/kernels/depthwise_conv_op.py calls through
-ctypes (``depthwise_binding``), falling back to NumPy where nothing compiles,
-and ``src/aics_sgemm_packed.c``, the packed, register-blocked SGEMM compiled for
-this CPU that the convolution kernels' float32 GEMMs run on (``sgemm_binding``,
-switched by AICS_GEMM; NumPy's BLAS where it does not build), and
-``src/aics_output_stage.c``, the fused contractions' bias / batch norm and
-activation in one pass (``output_stage_binding``), and ``src/aics_winograd.c``,
-Winograd's filter, input and output transforms in one pass each
-(``winograd_binding``), and ``src/aics_pooling.c``, MaxPoolGrad in one pass
-(``pooling_binding``).
+The C kernels that make the CPU kernels fast are not here: they are the speed
+layer's (``aicslib/accel``), compiled at install.
 
 Environment: AICS_NATIVE_CC / AICS_NATIVE_CXX choose the compilers,
 AICS_NATIVE_CACHE the cache folder (call ``reset()`` after changing them).
@@ -38,8 +30,7 @@ import ctypes
 from .build import (BindingUnavailable, BuildError, CompilerNotFoundError, cache_dir,  # noqa: F401
                     find_compiler, source_path)
 from .ctypes_binding import compile_library
-from . import (depthwise_binding, output_stage_binding, pooling_binding, sgemm_binding, swig_binding,  # noqa: F401
-               winograd_binding)
+from . import swig_binding
 from .boundary import C_KERNEL, c_function_location, native_call_path  # noqa: F401
 from .gemm import (BINDINGS, available, fallback_reason, load, numpy_sgemm, reset,  # noqa: F401
                    sgemm)

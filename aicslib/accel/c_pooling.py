@@ -1,35 +1,22 @@
 """MaxPoolGrad in C (``src/aics_pooling.c``) through ctypes.
 
-``aicslib/kernels/pooling_ops.py`` sends each window's gradient to its first maximum with one
-masked NumPy copy per window tap; for float32 it calls :func:`max_pool_grad` instead when this
-library builds (one pass over the windows; the same answers, bit for bit where windows do not
-overlap), and keeps its NumPy code otherwise.
+``aicslib/kernels/pooling_ops.py`` (the reference) sends each window's gradient to its first
+maximum with one masked NumPy copy per window tap; the speed layer's float32 MaxPoolGrad
+(``pooling.py``) calls :func:`max_pool_grad` instead where this library is built (one pass over
+the windows; the same answers, bit for bit where windows do not overlap).
 """
-import ctypes
+import functools
 
 import numpy as np
 
-from .c_library import CLibrary
+from . import native_loader
 
-LIBRARY_NAME = "aics_pooling_ctypes"
-C_SOURCE = "aics_pooling.c"
-LIBRARY_FILE = "libaics_pooling.so"
-EXTRA_FLAGS = ("-std=c99",)
+LIBRARY = "libaics_pooling"
 
 
-def _declare(lib):
-    i64, ptr = ctypes.c_int64, ctypes.c_void_p
-    # int aics_max_pool_grad_f32(x, y, g, dx, H, W, C, Ho, Wo, kh, kw, sh, sw, pt, pl, n0, n1)
-    lib.aics_max_pool_grad_f32.argtypes = [ptr] * 4 + [i64] * 13
-    lib.aics_max_pool_grad_f32.restype = ctypes.c_int
-
-
-_LIBRARY = CLibrary(LIBRARY_NAME, C_SOURCE, [], LIBRARY_FILE, EXTRA_FLAGS, _declare,
-                    "MaxPoolGrad computes with NumPy instead")
-
-library = _LIBRARY.get
-fallback_reason = _LIBRARY.fallback_reason
-reset = _LIBRARY.reset
+#: ``library()``: the loaded library, or None where it was not built (``fallback_reason()`` says why).
+library = functools.partial(native_loader.library, LIBRARY)
+fallback_reason = functools.partial(native_loader.missing_reason, LIBRARY)
 
 
 def max_pool_grad(lib, x, y, g, dx, geometry, n0, n1):

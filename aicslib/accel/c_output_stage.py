@@ -1,42 +1,27 @@
 """The fused output stage in C (``src/aics_output_stage.c``) through ctypes.
 
-``aicslib/kernels/fused_eigen_output_kernels.py`` applies a fused Conv2D's or
-MatMul's bias (or inference batch norm) and activation to each block of its
-output; for float32 blocks it calls :func:`apply` when this library builds,
-making one pass over the block instead of one NumPy call per step, and keeps
-its NumPy steps otherwise. Both give bit-identical results (see the C file).
+``fused_output_stage.py`` applies a fused Conv2D's or MatMul's bias (or inference
+batch norm) and activation to each block of its output; for float32 blocks it
+calls :func:`apply` where this library is built, making one pass over the block
+instead of one NumPy call per step, and keeps NumPy's steps otherwise. Both give
+bit-identical results (see the C file).
 """
-import ctypes
+import functools
 
 import numpy as np
 
-from .c_library import CLibrary
+from . import native_loader
 
-LIBRARY_NAME = "aics_output_stage_ctypes"
-C_SOURCE = "aics_output_stage.c"
-C_HEADER = "aics_output_stage.h"
-LIBRARY_FILE = "libaics_output_stage.so"
-# -ffp-contract=off: (y - mean) * scale + offset rounds after each step, as NumPy's three calls do
-EXTRA_FLAGS = ("-std=c99", "-ffp-contract=off")
+LIBRARY = "libaics_output_stage"
 
 #: The fused op names the C code handles -> its codes.
 STAGES = {"BiasAdd": 0, "FusedBatchNorm": 1}
 ACTIVATIONS = {None: 0, "Relu": 1, "Relu6": 2}
 
 
-def _declare(lib):
-    i64, ptr = ctypes.c_int64, ctypes.c_void_p
-    # int aics_output_stage_f32(y, rows, c, ldy, stage, a, s, b, activation)
-    lib.aics_output_stage_f32.argtypes = [ptr, i64, i64, i64, ctypes.c_int, ptr, ptr, ptr, ctypes.c_int]
-    lib.aics_output_stage_f32.restype = ctypes.c_int
-
-
-_LIBRARY = CLibrary(LIBRARY_NAME, C_SOURCE, [C_HEADER], LIBRARY_FILE, EXTRA_FLAGS, _declare,
-                    "fused output stages compute with NumPy instead")
-
-library = _LIBRARY.get
-fallback_reason = _LIBRARY.fallback_reason
-reset = _LIBRARY.reset
+#: ``library()``: the loaded library, or None where it was not built (``fallback_reason()`` says why).
+library = functools.partial(native_loader.library, LIBRARY)
+fallback_reason = functools.partial(native_loader.missing_reason, LIBRARY)
 
 
 def handles(rows, stage, activation):

@@ -1,18 +1,20 @@
 /* Winograd's input and output transforms, F(2x2, 3x3) and F(4x4, 3x3), in one pass each.
  *
- * aicslib/kernels/conv_ops.py explains the algorithm and does these transforms with NumPy:
+ * aicslib/kernels/conv_ops.py explains the algorithm, aicslib/accel/winograd_transforms.py does
+ * these transforms with NumPy:
  * one whole-array operation per non-zero of B^T or A^T, so each transform streams its tiles
  * through memory 10-30 times. Here each tile is read once, transformed in registers and L1
  * (a chunk of channels at a time, the loops over channels vectorised by the compiler) and
- * written once, which makes both transforms bound by memory instead of by passes:
- * measured on a 4x28x28x64 layer, the F(4x4) input transform takes 0.58 ms in NumPy.
+ * written once, which makes both transforms bound by memory instead of by passes
+ * (benchmarks/README.md, "Conv2D algorithm thresholds").
  *
- * The formulas are B^T d B and A^T M A with the matrices of conv_ops.py, factored the usual
+ * The formulas are B^T d B and A^T M A with the matrices of winograd_transforms.py, factored the usual
  * way (common sums first: -4 d1 - 4 d2 + d3 + d4 = (d3 + d4) - 4 (d1 + d2)); the results
  * equal NumPy's up to float32 rounding. The output transform can apply a fused Conv2D's
  * output stage (aics_output_stage.h) to each tile's pixels as it writes them; this file is
  * compiled with -ffp-contract=off, so that the fused result is bit-identical to the same
- * transform followed by the unfused BiasAdd / FusedBatchNorm and activation kernels.
+ * transform followed by the unfused BiasAdd / FusedBatchNorm and activation kernels, and each
+ * instruction set's version (aics_isa.h) to the others.
  *
  * Layouts (element strides, channels contiguous):
  *   x: the NHWC input, pixel (n, h, w) at x + n*xs_n + h*xs_h + w*xs_w; the first of the
@@ -26,6 +28,8 @@
 #include <stdlib.h>
 
 #include "aics_output_stage.h"
+
+AICS_DEFINE_ISA_SELECTION(aics_winograd)
 
 /* The channel loops read and write distinct rows: no iteration depends on another. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -46,7 +50,7 @@
 #define B4_4(r0, r1, r2, r3, r4, r5) (((r4) - (r2)) - 2.0f * ((r3) - (r1)))
 #define B4_5(r0, r1, r2, r3, r4, r5) (4.0f * (r1) - 5.0f * (r3) + (r5))
 
-static void input_tile_f4(const float *const d[36], int64_t C, float *v, int64_t vs_t) {
+static AICS_INLINE void input_tile_f4(const float *const d[36], int64_t C, float *v, int64_t vs_t) {
     float t[6][6][CB];                      /* t[i][b] = (d B)[i][b]: columns first */
     for (int64_t c0 = 0; c0 < C; c0 += CB) {
         const int64_t cb = C - c0 < CB ? C - c0 : CB;
@@ -82,7 +86,7 @@ static void input_tile_f4(const float *const d[36], int64_t C, float *v, int64_t
 }
 
 /* The F(2x2) input rows B^T */
-static void input_tile_f2(const float *const d[16], int64_t C, float *v, int64_t vs_t) {
+static AICS_INLINE void input_tile_f2(const float *const d[16], int64_t C, float *v, int64_t vs_t) {
     float t[4][4][CB];
     for (int64_t c0 = 0; c0 < C; c0 += CB) {
         const int64_t cb = C - c0 < CB ? C - c0 : CB;
@@ -110,7 +114,7 @@ static void input_tile_f2(const float *const d[16], int64_t C, float *v, int64_t
 }
 
 /* Pointers to the side x side pixels from (h0, w0) of one image; those outside H x W read zeros. */
-static inline void tile_pixels(const float **p, int side, const float *img, int64_t s_h, int64_t s_w,
+static AICS_INLINE void tile_pixels(const float **p, int side, const float *img, int64_t s_h, int64_t s_w,
                                int64_t h0, int64_t w0, int64_t H, int64_t W, const float *zeros) {
     for (int i = 0; i < side; ++i)
         for (int j = 0; j < side; ++j) {
@@ -121,10 +125,12 @@ static inline void tile_pixels(const float **p, int side, const float *img, int6
 
 /* V for the nb x nr x tw tiles of a block; tile (n, r, q) reads the (m+2) x (m+2) pixels from
  * (row0 + m*r, col0 + m*q). Returns 0, -1 for a tile size other than 2 or 4, -2 without memory. */
-int aics_winograd_input_f32(int m, const float *x, int64_t xs_n, int64_t xs_h, int64_t xs_w,
-                            int64_t H, int64_t W, int64_t C,
-                            int64_t nb, int64_t row0, int64_t col0, int64_t nr, int64_t tw,
-                            float *V, int64_t vs_t, int64_t vs_n, int64_t vs_r) {
+#define WINOGRAD_INPUT_PARAMS (int m, const float *x, int64_t xs_n, int64_t xs_h, int64_t xs_w, \
+    int64_t H, int64_t W, int64_t C, int64_t nb, int64_t row0, int64_t col0, int64_t nr, int64_t tw, \
+    float *V, int64_t vs_t, int64_t vs_n, int64_t vs_r)
+#define WINOGRAD_INPUT_ARGS (m, x, xs_n, xs_h, xs_w, H, W, C, nb, row0, col0, nr, tw, V, vs_t, vs_n, \
+    vs_r)
+static AICS_INLINE int winograd_input_f32_body WINOGRAD_INPUT_PARAMS {
     if (m != 2 && m != 4) return -1;
     const int a = m + 2;
     float *zeros = calloc((size_t)(C > 0 ? C : 1), sizeof(float));
@@ -148,7 +154,7 @@ int aics_winograd_input_f32(int m, const float *x, int64_t xs_n, int64_t xs_h, i
 #define A4_2(m0, m1, m2, m3, m4, m5) (((m1) + (m2)) + 4.0f * ((m3) + (m4)))
 #define A4_3(m0, m1, m2, m3, m4, m5) (((m1) - (m2)) + 8.0f * ((m3) - (m4)) + (m5))
 
-static void output_tile_f4(const float *mt, int64_t ms_t, int64_t K, float *const out[16]) {
+static AICS_INLINE void output_tile_f4(const float *mt, int64_t ms_t, int64_t K, float *const out[16]) {
     float s[4][6][CB];                      /* s[i][b] = (A^T M)[i][b]: rows first */
     for (int64_t k0 = 0; k0 < K; k0 += CB) {
         const int64_t kb = K - k0 < CB ? K - k0 : CB;
@@ -179,7 +185,7 @@ static void output_tile_f4(const float *mt, int64_t ms_t, int64_t K, float *cons
 }
 
 /* The F(2x2) output rows A^T */
-static void output_tile_f2(const float *mt, int64_t ms_t, int64_t K, float *const out[4]) {
+static AICS_INLINE void output_tile_f2(const float *mt, int64_t ms_t, int64_t K, float *const out[4]) {
     float s[2][4][CB];
     for (int64_t k0 = 0; k0 < K; k0 += CB) {
         const int64_t kb = K - k0 < CB ? K - k0 : CB;
@@ -205,10 +211,12 @@ static void output_tile_f2(const float *mt, int64_t ms_t, int64_t K, float *cons
 /* The m x m output pixels of the nb x nr x tw tiles of a block from M; tile (n, r, q) gives
  * pixels (m*r + i, m*q + j). Every pixel of every tile is written: y holds whole tiles.
  * stage >= 0: then the output stage (stage, a, s, b, activation) on each pixel's K channels. */
-int aics_winograd_output_f32(int m, const float *M, int64_t ms_t, int64_t ms_n, int64_t ms_r,
-                             int64_t nb, int64_t nr, int64_t tw, int64_t K,
-                             float *y, int64_t ys_n, int64_t ys_h, int64_t ys_w,
-                             int stage, const float *a, const float *s, const float *b, int activation) {
+#define WINOGRAD_OUTPUT_PARAMS (int m, const float *M, int64_t ms_t, int64_t ms_n, int64_t ms_r, \
+    int64_t nb, int64_t nr, int64_t tw, int64_t K, float *y, int64_t ys_n, int64_t ys_h, int64_t ys_w, \
+    int stage, const float *a, const float *s, const float *b, int activation)
+#define WINOGRAD_OUTPUT_ARGS (m, M, ms_t, ms_n, ms_r, nb, nr, tw, K, y, ys_n, ys_h, ys_w, stage, a, \
+    s, b, activation)
+static AICS_INLINE int winograd_output_f32_body WINOGRAD_OUTPUT_PARAMS {
     if (m != 2 && m != 4) return -1;
     if (stage >= 0 && output_stage_rows(y, 0, K, K, stage, a, s, b, activation) != 0) return -2;
     float *out[16];
@@ -238,8 +246,10 @@ static const float G4[6][3] = {{1.0f / 4, 0.0f, 0.0f}, {-1.0f / 6, -1.0f / 6, -1
  * chunks: the loops over k are the vector loops); rotate180 transforms g turned by 180
  * degrees (the input gradient's filter). The NumPy version is one GEMM with K = 9, which
  * runs far below the GEMM's peak. */
-int aics_winograd_filter_f32(int m, const float *w, int64_t C, int64_t K, int64_t c0, int64_t c1,
-                             int rotate180, float *U) {
+#define WINOGRAD_FILTER_PARAMS (int m, const float *w, int64_t C, int64_t K, int64_t c0, int64_t c1, \
+    int rotate180, float *U)
+#define WINOGRAD_FILTER_ARGS (m, w, C, K, c0, c1, rotate180, U)
+static AICS_INLINE int winograd_filter_f32_body WINOGRAD_FILTER_PARAMS {
     if (m != 2 && m != 4) return -1;
     const int a = m + 2;
     const float(*G)[3] = m == 4 ? G4 : G2;
@@ -277,7 +287,7 @@ int aics_winograd_filter_f32(int m, const float *w, int64_t C, int64_t K, int64_
 #define GA4_4(y0, y1, y2, y3) (((y0) + 4.0f * (y2)) - 2.0f * ((y1) + 4.0f * (y3)))
 #define GA4_5(y0, y1, y2, y3) (y3)
 
-static void grad_output_tile_f4(const float *const e[16], int64_t K, float *D, int64_t ds_t) {
+static AICS_INLINE void grad_output_tile_f4(const float *const e[16], int64_t K, float *D, int64_t ds_t) {
     float t[4][6][CB];                      /* t[i][b] = (dY A^T)[i][b]: columns first */
     for (int64_t k0 = 0; k0 < K; k0 += CB) {
         const int64_t kb = K - k0 < CB ? K - k0 : CB;
@@ -310,7 +320,7 @@ static void grad_output_tile_f4(const float *const e[16], int64_t K, float *D, i
     }
 }
 
-static void grad_output_tile_f2(const float *const e[4], int64_t K, float *D, int64_t ds_t) {
+static AICS_INLINE void grad_output_tile_f2(const float *const e[4], int64_t K, float *D, int64_t ds_t) {
     float t[2][4][CB];
     for (int64_t k0 = 0; k0 < K; k0 += CB) {
         const int64_t kb = K - k0 < CB ? K - k0 : CB;
@@ -339,10 +349,12 @@ static void grad_output_tile_f2(const float *const e[4], int64_t K, float *D, in
 /* D for the nb x nr x tw tiles of a block: tile (n, r, q) reads dY pixels (row0 + m*r + i,
  * m*q + j), i, j < m, of image n (dy points at the block's first image), zeros past Ho x Wo.
  * D has the layout of V (component t of tile (n, r, q) at D + t*ds_t + n*ds_n + r*ds_r + q*K). */
-int aics_winograd_grad_output_f32(int m, const float *dy, int64_t dys_n, int64_t dys_h, int64_t dys_w,
-                                  int64_t Ho, int64_t Wo, int64_t K,
-                                  int64_t nb, int64_t row0, int64_t nr, int64_t tw,
-                                  float *D, int64_t ds_t, int64_t ds_n, int64_t ds_r) {
+#define WINOGRAD_GRAD_OUTPUT_PARAMS (int m, const float *dy, int64_t dys_n, int64_t dys_h, int64_t \
+    dys_w, int64_t Ho, int64_t Wo, int64_t K, int64_t nb, int64_t row0, int64_t nr, int64_t tw, float \
+    *D, int64_t ds_t, int64_t ds_n, int64_t ds_r)
+#define WINOGRAD_GRAD_OUTPUT_ARGS (m, dy, dys_n, dys_h, dys_w, Ho, Wo, K, nb, row0, nr, tw, D, ds_t, \
+    ds_n, ds_r)
+static AICS_INLINE int winograd_grad_output_f32_body WINOGRAD_GRAD_OUTPUT_PARAMS {
     if (m != 2 && m != 4) return -1;
     float *zeros = calloc((size_t)(K > 0 ? K : 1), sizeof(float));
     if (zeros == NULL) return -2;
@@ -358,3 +370,9 @@ int aics_winograd_grad_output_f32(int m, const float *dy, int64_t dys_n, int64_t
     free(zeros);
     return 0;
 }
+
+/* The entry points: each runs the version of its body for the selected instruction set. */
+AICS_EXPORT_DISPATCHED(int, aics_winograd_input_f32, winograd_input_f32, WINOGRAD_INPUT_PARAMS, WINOGRAD_INPUT_ARGS)
+AICS_EXPORT_DISPATCHED(int, aics_winograd_output_f32, winograd_output_f32, WINOGRAD_OUTPUT_PARAMS, WINOGRAD_OUTPUT_ARGS)
+AICS_EXPORT_DISPATCHED(int, aics_winograd_filter_f32, winograd_filter_f32, WINOGRAD_FILTER_PARAMS, WINOGRAD_FILTER_ARGS)
+AICS_EXPORT_DISPATCHED(int, aics_winograd_grad_output_f32, winograd_grad_output_f32, WINOGRAD_GRAD_OUTPUT_PARAMS, WINOGRAD_GRAD_OUTPUT_ARGS)

@@ -1,7 +1,7 @@
 /* Depthwise convolution in portable C: forward and both backprops, NHWC, one filter per channel.
  *
- * Compiled on first use by aicslib/native/depthwise_binding.py and called through ctypes from
- * aicslib/kernels/depthwise_conv_op.py (the NumPy code there is the fallback and the
+ * Built at install (setup.py) and called through ctypes from aicslib/accel/depthwise.py (the
+ * NumPy tap loops there are the fallback; aicslib/kernels/depthwise_conv_op.py holds the
  * reference). A depth multiplier M > 1 is handled on the Python side by repeating the
  * input channels, so every function here sees a filter of shape (kh, kw, C): output
  * channel c reads input channel c only.
@@ -23,9 +23,12 @@
  * (3-wide filters) each input column loaded; in the backprop-filter, JB taps of a filter
  * row share each dy vector loaded; in the strided backprop-input, the input pixels of one
  * column phase share the filter vectors of their taps. Those loops use GCC/clang vector
- * types with the reused values pinned in registers (PIN_IN_REGISTER): measured on the AMD EPYC (AVX-512)
- * development machine, the auto-vectorized loops re-read them from memory once per use and
- * ran 1.5x slower.
+ * types with the reused values pinned in registers (PIN_IN_REGISTER): the auto-vectorized loops
+ * re-read them from memory once per use and ran slower (benchmarks/README.md, "Depthwise").
+ *
+ * Versions: every kernel is compiled once per instruction set (aics_isa.h) with that version's
+ * vector width, and each multiply-add is an explicit fused one (FMA_T, VFMA), so that every
+ * version adds the same rounded terms in the same order: the same bits on every CPU.
  *
  * Threads: each function computes a range [r0, r1) of rows of its result (forward:
  * output rows n*Ho + oh; backprop-input: input rows n*H + ih; backprop-filter: output
@@ -37,23 +40,17 @@
  * padded by pt rows on top and pl columns on the left (bottom/right padding is implied
  * by Ho, Wo). Every function returns 0, or -1 for a geometry it cannot handle.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-/* Bytes of channels per chunk (VB_BYTES) and per vector register (VEC_BYTES): the accumulators
- * of a chunk (PB or JB of them) must fit in the vector registers, 32 of 64 bytes with AVX-512,
- * 16 of 32 bytes with AVX2. Measured on an AMD EPYC (AVX-512), float32: chunks of 32 channels ran
- * the forward 1.3-1.6x faster than chunks of 16. */
-#if defined(__AVX512F__)
-#define VEC_BYTES 64
-#elif defined(__AVX__)
-#define VEC_BYTES 32
-#else
-#define VEC_BYTES 16
-#endif
-#ifndef VB_BYTES
+#include "aics_isa.h"
+
+/* Bytes of channels per chunk (VB_BYTES, two of the version's vector registers of VEC_BYTES):
+ * the accumulators of a chunk (PB or JB of them) must fit in the vector registers, 32 of 64
+ * bytes with AVX-512, 16 of 32 bytes with AVX2; two registers' worth ran the forward faster
+ * than one (benchmarks/README.md, "Depthwise convolution"). */
 #define VB_BYTES (2 * VEC_BYTES)
-#endif
 /* The narrower chunk for the channels left over (C % VB), before one by one. */
 #define VB_TAIL 8
 /* Output pixels per register block in the forward (PB x VB accumulators). */
@@ -69,29 +66,10 @@
 #define MAX_RUN_TAPS 4
 #define MAX_RUN_PHASES 8
 /* GCC's and clang's vector extension (vector_size): the hot loops load each vector once. */
-#if !defined(DW_HAVE_VECTORS)
-#if defined(__GNUC__) || defined(__clang__)
 #define DW_HAVE_VECTORS 1
-#else
-#define DW_HAVE_VECTORS 0
-#endif
-#endif
-#if DW_HAVE_VECTORS && (defined(__x86_64__) || defined(__i386__))
-#if defined(__AVX512F__)
-#define PIN_IN_REGISTER(v) __asm__("" : "+v"(v))
-#else
-#define PIN_IN_REGISTER(v) __asm__("" : "+x"(v))
-#endif
-#else
-#define PIN_IN_REGISTER(v) ((void)0)
-#endif
 /* The chunk functions are called with constant widths: inlined, each call gets its own
  * fixed-width vector code. */
-#if defined(__GNUC__) || defined(__clang__)
-#define INLINE inline __attribute__((always_inline))
-#else
-#define INLINE inline
-#endif
+#define INLINE AICS_INLINE
 /* backprop-input lists an input row's taps on the stack: filters up to 64 rows (else -1). */
 #define MAX_TAPS_1D 64
 
@@ -131,14 +109,45 @@ static int geometry_ok(const int64_t *g, int negative_padding) {
     return g[G_SH] > 0 && g[G_SW] > 0 && g[G_DH] > 0 && g[G_DW] > 0;
 }
 
-#define T float
-#define SUFFIX f32
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
+AICS_DEFINE_ISA_SELECTION(aics_depthwise)
 
-#define T double
-#define SUFFIX f64
-#include "aics_depthwise_impl.h"
-#undef T
-#undef SUFFIX
+/* One version per instruction set (aics_depthwise_version.h: both element types). */
+#define ISA baseline
+#define ISA_ATTR
+#define VEC_BYTES 16
+#include "aics_depthwise_version.h"
+
+#if AICS_X86
+#define ISA avx2
+#define ISA_ATTR AICS_TARGET_AVX2
+#define VEC_BYTES 32
+#include "aics_depthwise_version.h"
+
+#define ISA avx512
+#define ISA_ATTR AICS_TARGET_AVX512
+#define VEC_BYTES 64
+#include "aics_depthwise_version.h"
+#endif
+
+/* The entry points: aics_depthwise_<pass>_<f32|f64>, each running the selected version. */
+#if AICS_X86
+#define DW_DISPATCH(name, args) \
+    (aics_isa() == AICS_ISA_AVX512 ? name##_avx512 args : aics_isa() == AICS_ISA_AVX2 ? name##_avx2 args : name##_baseline args)
+#else
+#define DW_DISPATCH(name, args) (name##_baseline args)
+#endif
+#define DW_EXPORTS(T, SFX)                                                                           \
+    AICS_EXPORT int aics_depthwise_forward_##SFX(const int64_t *g, const T *x, const T *w, T *y,      \
+                                                 int64_t r0, int64_t r1) {                           \
+        return DW_DISPATCH(depthwise_forward_##SFX, (g, x, w, y, r0, r1));                           \
+    }                                                                                                \
+    AICS_EXPORT int aics_depthwise_backprop_input_##SFX(const int64_t *g, const T *dy, const T *w,   \
+                                                        T *dx, int64_t r0, int64_t r1, int64_t *cols) { \
+        return DW_DISPATCH(depthwise_backprop_input_##SFX, (g, dy, w, dx, r0, r1, cols));            \
+    }                                                                                                \
+    AICS_EXPORT int aics_depthwise_backprop_filter_##SFX(const int64_t *g, const T *x, const T *dy,  \
+                                                         T *dw_part, int64_t r0, int64_t r1) {       \
+        return DW_DISPATCH(depthwise_backprop_filter_##SFX, (g, x, dy, dw_part, r0, r1));            \
+    }
+DW_EXPORTS(float, f32)
+DW_EXPORTS(double, f64)

@@ -1,8 +1,8 @@
 /* MaxPoolGrad in one pass: each window's gradient goes to its first maximum (TF's CPU rule).
  *
  * aicslib/kernels/pooling_ops.py computes the same with NumPy, one masked copy per window tap
- * over strided views; NumPy's masked copies and np.where run element by element there, so a
- * 64x28x28x32 gradient took about 7 ms, the slowest kernel of a small CNN's training step.
+ * over strided views; NumPy's masked copies and np.where run element by element there (the
+ * slowest kernel of a small CNN's training step: benchmarks/README.md, "MaxPoolGrad").
  * Here each output pixel's window is visited once, a chunk of channels at a time.
  *
  * The answers are the NumPy kernel's: a tap "hits" where the input equals the pooled
@@ -14,17 +14,24 @@
  * may round differently).
  *
  * x, dx: N x H x W x C; y, g: N x Ho x Wo x C; all contiguous. dx must hold zeros on entry.
- * Images n0 .. n1-1 are done (threads split the batch).
+ * Images n0 .. n1-1 are done (threads split the batch). Compares and copies only: every
+ * instruction set (aics_isa.h) gives the same bits.
  */
 #include <math.h>
 #include <stdint.h>
 
+#include "aics_isa.h"
+
 #define CB 64
 
-int aics_max_pool_grad_f32(const float *x, const float *y, const float *g, float *dx,
-                           int64_t H, int64_t W, int64_t C, int64_t Ho, int64_t Wo,
-                           int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
-                           int64_t n0, int64_t n1) {
+AICS_DEFINE_ISA_SELECTION(aics_pooling)
+
+#define POOL_PARAMS (const float *x, const float *y, const float *g, float *dx, int64_t H, int64_t W, \
+                     int64_t C, int64_t Ho, int64_t Wo, int64_t kh, int64_t kw, int64_t sh, int64_t sw, \
+                     int64_t pt, int64_t pl, int64_t n0, int64_t n1)
+#define POOL_ARGS (x, y, g, dx, H, W, C, Ho, Wo, kh, kw, sh, sw, pt, pl, n0, n1)
+
+static AICS_INLINE int max_pool_grad_f32_body POOL_PARAMS {
     if (C < 0 || kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0) return -1;
     unsigned char taken[CB];
     const int overlapping = sh < kh || sw < kw;
@@ -65,3 +72,5 @@ int aics_max_pool_grad_f32(const float *x, const float *y, const float *g, float
             }
     return 0;
 }
+
+AICS_EXPORT_DISPATCHED(int, aics_max_pool_grad_f32, max_pool_grad_f32, POOL_PARAMS, POOL_ARGS)

@@ -3,8 +3,8 @@
  * (each tile's pixels as its output transform writes them).
  *
  * The results are bit-identical to the NumPy steps (and so to the unfused kernels): the same
- * float operations in the same order, each rounded to float (files including this are compiled
- * with -ffp-contract=off, so (y - mean) * scale + offset is not turned into a fused multiply-add),
+ * float operations in the same order, each rounded to float (every accel file is compiled with
+ * -ffp-contract=off, so (y - mean) * scale + offset is not turned into a fused multiply-add),
  * and the activations keep NumPy's answers for NaN and -0.0:
  *   np.maximum(y, 0): NaN stays NaN, -0.0 becomes +0.0;
  *   np.clip(y, 0, 6): NaN stays NaN, -0.0 stays -0.0.
@@ -15,10 +15,12 @@
 #define AICS_OUTPUT_STAGE_H
 #include <stdint.h>
 
+#include "aics_isa.h"
+
 enum { STAGE_BIAS = 0, STAGE_BATCH_NORM = 1 };
 enum { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU6 = 2 };
 
-static inline float activate(float v, int activation) {
+static AICS_INLINE float activate(float v, int activation) {
     if (activation == ACT_RELU) return (v > 0.0f || v != v) ? v : 0.0f;
     if (activation == ACT_RELU6) return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
     return v;
@@ -34,7 +36,7 @@ static inline float activate(float v, int activation) {
 #define BIAS_EXPR (row[j] + a[j])
 #define BATCH_NORM_EXPR (((row[j] - a[j]) * s[j]) + b[j])
 
-static inline int output_stage_rows(float *y, int64_t rows, int64_t c, int64_t ldy, int stage,
+static AICS_INLINE int output_stage_rows(float *y, int64_t rows, int64_t c, int64_t ldy, int stage,
                                     const float *restrict a, const float *restrict s,
                                     const float *restrict b, int activation) {
     if (rows < 0 || c < 0 || ldy < c) return -1;

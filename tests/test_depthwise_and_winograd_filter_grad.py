@@ -1,12 +1,12 @@
-"""The fast paths of the convolution backprops and of depthwise convolution,
-each against brute-force loops written here (independent of aicslib's geometry code).
+"""Depthwise convolution and the Conv2D filter gradient, each against brute-force loops written
+here (independent of aicslib's geometry code).
 
-Covered: depthwise forward / input gradient / filter gradient (blocked tap
-loop with W-stride phases, the stride-1 input gradient as a rotated forward
-conv, its col2im fallback, depth multiplier M > 1 as repeated channels, tiny
-blocks), the Winograd filter gradient (odd/even output sizes, explicit
-paddings, the auto rule and its GEMM fallback), and numerical gradients of
-depthwise convolution through GradientTape.
+Covered: depthwise forward / input gradient / filter gradient, the reference's tap loops and
+the speed layer's (C kernels; the blocked tap loop with W-stride phases, the stride-1 input
+gradient as a rotated forward conv, its col2im fallback, depth multiplier M > 1 as repeated
+channels, tiny blocks), the speed layer's Winograd filter gradient (odd/even output sizes,
+explicit paddings, the auto rule and its GEMM fallback), and numerical gradients of depthwise
+convolution through GradientTape on both layers.
 """
 import numpy as np
 import pytest
@@ -14,8 +14,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import aicslib as aics
-from aicslib.kernels import conv_grad_filter_ops as cgf
+from aicslib.accel import conv_backprop_filter as cgf
+from aicslib.accel import depthwise as fdwc
+from aicslib.kernels import conv_grad_filter_ops as reference_cgf
 from aicslib.kernels import depthwise_conv_op as dwc
+
+from accel_switch import accel_on_off  # noqa: F401
+
+#: The depthwise kernels of each layer; ``block_bytes`` (tiny blocks) is the speed layer's only.
+DEPTHWISE = {"reference": dwc, "accel": fdwc}
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -100,8 +107,9 @@ paddings = st.one_of(st.sampled_from(["SAME", "VALID"]), st.tuples(pads_1d, pads
 @given(n=st.integers(1, 2), h=st.integers(1, 9), w_=st.integers(1, 9), c=st.integers(1, 4),
        m=st.integers(1, 3), kh=st.integers(1, 4), kw=st.integers(1, 4),
        sh=st.integers(1, 3), sw=st.integers(1, 3), dil=st.sampled_from([(1, 1), (2, 1), (1, 2), (2, 3)]),
-       padding=paddings, small_blocks=st.booleans(), seed=st.integers(0, 2**16))
-def test_depthwise_all_passes_match_loops(n, h, w_, c, m, kh, kw, sh, sw, dil, padding, small_blocks, seed):
+       padding=paddings, small_blocks=st.booleans(), seed=st.integers(0, 2**16),
+       layer=st.sampled_from(sorted(DEPTHWISE)))
+def test_depthwise_all_passes_match_loops(n, h, w_, c, m, kh, kw, sh, sw, dil, padding, small_blocks, seed, layer):
     strides = (sh, sw)
     if strides != (1, 1) and dil != (1, 1):
         dil = (1, 1)                     # TF does not combine strides and dilations > 1
@@ -112,13 +120,16 @@ def test_depthwise_all_passes_match_loops(n, h, w_, c, m, kh, kw, sh, sw, dil, p
     w = rng.standard_normal((kh, kw, c, m))
     dy = rng.standard_normal((n, Ho, Wo, c * m))
     y_ref, dx_ref, dw_ref = brute_depthwise_all(x, w, dy, strides, padding, dil)
-    bb = 64 if small_blocks else None     # tiny blocks: one output row per block, many blocks
-    close(dwc.depthwise_conv2d(x, w, strides, padding, dil, block_bytes=bb), y_ref)
-    close(dwc.depthwise_conv2d_backprop_input(dy, w, x.shape, strides, padding, dil, block_bytes=bb), dx_ref)
-    close(dwc.depthwise_conv2d_backprop_filter(x, dy, w.shape, strides, padding, dil, block_bytes=bb), dw_ref)
+    # tiny blocks: one output row per block, many blocks
+    kw_ = {"block_bytes": 64 if small_blocks else None} if layer == "accel" else {}
+    mod = DEPTHWISE[layer]
+    close(mod.depthwise_conv2d(x, w, strides, padding, dil, **kw_), y_ref)
+    close(mod.depthwise_conv2d_backprop_input(dy, w, x.shape, strides, padding, dil, **kw_), dx_ref)
+    close(mod.depthwise_conv2d_backprop_filter(x, dy, w.shape, strides, padding, dil, **kw_), dw_ref)
 
 
-def test_depthwise_input_grad_wide_explicit_padding_uses_col2im_and_is_right():
+@pytest.mark.parametrize("layer", DEPTHWISE)
+def test_depthwise_input_grad_wide_explicit_padding_uses_col2im_and_is_right(layer):
     # padding wider than the filter: the rotated-conv padding would be negative
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 5, 4, 3))
@@ -127,12 +138,14 @@ def test_depthwise_input_grad_wide_explicit_padding_uses_col2im_and_is_right():
     Ho, Wo, *_ = geometry(x.shape, 2, 2, (1, 1), padding, (1, 1))
     dy = rng.standard_normal((2, Ho, Wo, 6))
     _, dx_ref, dw_ref = brute_depthwise_all(x, w, dy, (1, 1), padding, (1, 1))
-    close(dwc.depthwise_conv2d_backprop_input(dy, w, x.shape, (1, 1), padding), dx_ref)
-    close(dwc.depthwise_conv2d_backprop_filter(x, dy, w.shape, (1, 1), padding), dw_ref)
+    close(DEPTHWISE[layer].depthwise_conv2d_backprop_input(dy, w, x.shape, (1, 1), padding), dx_ref)
+    close(DEPTHWISE[layer].depthwise_conv2d_backprop_filter(x, dy, w.shape, (1, 1), padding), dw_ref)
 
 
+@pytest.mark.parametrize("layer", DEPTHWISE)
 @pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
-def test_depthwise_float32_stays_float32_and_matches_float64(strides):
+def test_depthwise_float32_stays_float32_and_matches_float64(strides, layer):
+    dwk = DEPTHWISE[layer]
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 12, 11, 16))
     w = rng.standard_normal((3, 3, 16, 1))
@@ -140,21 +153,24 @@ def test_depthwise_float32_stays_float32_and_matches_float64(strides):
     dy = rng.standard_normal((2, Ho, Wo, 16)).astype(np.float32)
     y_ref, dx_ref, dw_ref = brute_depthwise_all(x, w, dy.astype(np.float64), strides, "SAME", (1, 1))
     x32, w32 = x.astype(np.float32), w.astype(np.float32)
-    for got, ref in ((dwc.depthwise_conv2d(x32, w32, strides, "SAME"), y_ref),
-                     (dwc.depthwise_conv2d_backprop_input(dy, w32, x.shape, strides, "SAME"), dx_ref),
-                     (dwc.depthwise_conv2d_backprop_filter(x32, dy, w.shape, strides, "SAME"), dw_ref)):
+    for got, ref in ((dwk.depthwise_conv2d(x32, w32, strides, "SAME"), y_ref),
+                     (dwk.depthwise_conv2d_backprop_input(dy, w32, x.shape, strides, "SAME"), dx_ref),
+                     (dwk.depthwise_conv2d_backprop_filter(x32, dy, w.shape, strides, "SAME"), dw_ref)):
         assert got.dtype == np.float32
         close(got, ref, tol=2e-5)
 
 
-def test_depthwise_rejects_wrong_out_backprop_shape():
+@pytest.mark.parametrize("layer", DEPTHWISE)
+def test_depthwise_rejects_wrong_out_backprop_shape(layer):
     w = np.ones((3, 3, 4, 2))
     with pytest.raises(ValueError, match="out_backprop shape"):
-        dwc.depthwise_conv2d_backprop_input(np.ones((1, 5, 5, 4)), w, (1, 5, 5, 4), (1, 1), "SAME")
+        DEPTHWISE[layer].depthwise_conv2d_backprop_input(np.ones((1, 5, 5, 4)), w, (1, 5, 5, 4), (1, 1), "SAME")
     with pytest.raises(ValueError, match="out_backprop shape"):
-        dwc.depthwise_conv2d_backprop_filter(np.ones((1, 5, 5, 4)), np.ones((1, 5, 5, 4)), w.shape, (1, 1), "SAME")
+        DEPTHWISE[layer].depthwise_conv2d_backprop_filter(np.ones((1, 5, 5, 4)), np.ones((1, 5, 5, 4)), w.shape,
+                                                          (1, 1), "SAME")
 
 
+@pytest.mark.usefixtures("accel_on_off")
 @pytest.mark.parametrize("strides,m", [((1, 1), 2), ((2, 2), 1)])
 def test_depthwise_tape_gradients_match_numerical(strides, m):
     rng = np.random.default_rng(7)
@@ -229,6 +245,6 @@ def test_filter_grad_dispatch_agrees_with_loops(wshape, strides, algorithm):
     Ho, Wo, *_ = geometry(x.shape, wshape[0], wshape[1], strides, "SAME", (1, 1))
     dy = rng.standard_normal((1, Ho, Wo, 64)).astype(np.float32)
     got = cgf.conv2d_backprop_filter(x, dy, wshape, strides, "SAME", algorithm=algorithm)
-    ref = cgf.conv2d_backprop_filter_direct(x.astype(np.float64), dy.astype(np.float64), wshape, strides, "SAME")
+    ref = reference_cgf.conv2d_backprop_filter_direct(x.astype(np.float64), dy.astype(np.float64), wshape, strides, "SAME")
     assert got.dtype == np.float32
     close(got, ref, tol=1e-4)

@@ -1,5 +1,7 @@
-/* The depthwise kernels for one element type: included by aics_depthwise.c once with
- * T = float, SUFFIX = f32 and once with T = double, SUFFIX = f64 (a C "template").
+/* The depthwise kernels for one element type and one instruction set: included by
+ * aics_depthwise_version.h once per (T, SUFFIX) in (float, f32), (double, f64), itself included
+ * once per version of aics_isa.h (ISA, its name; ISA_ATTR, its target attribute; VEC_BYTES, its
+ * vector register; FMA_T and, where the version has one, VFMA: fused multiply-adds).
  * Read aics_depthwise.c first: it explains the layout, the geometry array and the threads.
  *
  * Every loop over channels is cut into chunks of VB_T channels, then VB_TAIL_T, then 1: a
@@ -7,9 +9,9 @@
  * so the compiler makes a fixed-width vector version of it per width (a loop with a
  * run-time trip count would keep its accumulators in memory instead of registers).
  */
-#define DW_CAT2(a, b) a##_##b
-#define DW_CAT(a, b) DW_CAT2(a, b)
-#define DW_FN(name) DW_CAT(name, SUFFIX)
+#define DW_CAT2(a, b, c) a##_##b##_##c
+#define DW_CAT(a, b, c) DW_CAT2(a, b, c)
+#define DW_FN(name) DW_CAT(name, SUFFIX, ISA)
 /* Channels per chunk for this element type (32 float32 or 16 float64 with AVX-512). */
 #define VB_T ((int)(VB_BYTES / sizeof(T)))
 /* The tail chunk, never wider than a chunk (float64 without AVX: 4). */
@@ -23,7 +25,18 @@ typedef T DW_FN(vec) __attribute__((vector_size(VEC_BYTES)));
 #define VEC DW_FN(vec)
 #define NV (VB_BYTES / VEC_BYTES)
 
-static INLINE VEC DW_FN(vload)(const T *p) {
+/* a * b + c rounded once, lane by lane: the version's FMA instruction, or FMA_T per lane. */
+ISA_ATTR static INLINE VEC DW_FN(vfma)(VEC a, VEC b, VEC c) {
+#ifdef VFMA
+    return VFMA(a, b, c);
+#else
+    VEC r;
+    for (int l = 0; l < (int)(VEC_BYTES / sizeof(T)); ++l) r[l] = FMA_T(a[l], b[l], c[l]);
+    return r;
+#endif
+}
+
+ISA_ATTR static INLINE VEC DW_FN(vload)(const T *p) {
     VEC v;
     memcpy(&v, p, sizeof v);                     /* one unaligned vector load */
     return v;
@@ -32,13 +45,13 @@ static INLINE VEC DW_FN(vload)(const T *p) {
 /* The value loaded, pinned in a register: GCC otherwise folds the load into every FMA that uses
  * it (one memory operand per use), and the loop becomes load-bound again. The empty asm tells
  * the compiler the register's content is opaque, so it cannot re-read memory instead. */
-static INLINE VEC DW_FN(vload_reg)(const T *p) {
+ISA_ATTR static INLINE VEC DW_FN(vload_reg)(const T *p) {
     VEC v = DW_FN(vload)(p);
     PIN_IN_REGISTER(v);
     return v;
 }
 
-static INLINE void DW_FN(vstore)(T *p, VEC v) { memcpy(p, &v, sizeof v); }
+ISA_ATTR static INLINE void DW_FN(vstore)(T *p, VEC v) { memcpy(p, &v, sizeof v); }
 #endif
 
 /* ---------------------------------------------------------------------------------------------
@@ -48,7 +61,7 @@ static INLINE void DW_FN(vstore)(T *p, VEC v) { memcpy(p, &v, sizeof v); }
 /* One output pixel, channels [c0, c0 + width), taps i in [i_lo, i_hi) and j in [j_lo, j_hi)
  * (those inside the input). x0: offset of the pixel's tap (0, 0), x[n, ih0, iw0, 0], which
  * may lie outside x (only the offsets of taps inside are dereferenced). */
-static INLINE void DW_FN(forward_pixel_chunk)(const int64_t *g, const T *restrict x, const T *restrict w,
+ISA_ATTR static INLINE void DW_FN(forward_pixel_chunk)(const int64_t *g, const T *restrict x, const T *restrict w,
                                               T *restrict yp, int64_t x0, int64_t c0, const int width,
                                               int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
     const int64_t W = g[G_W], C = g[G_C], kw = g[G_KW], dh = g[G_DH], dw = g[G_DW];
@@ -57,12 +70,12 @@ static INLINE void DW_FN(forward_pixel_chunk)(const int64_t *g, const T *restric
         for (int64_t j = j_lo; j < j_hi; ++j) {
             const T *restrict xp = x + (x0 + (i * dh * W + j * dw) * C + c0);
             const T *restrict wp = w + (i * kw + j) * C + c0;
-            for (int c = 0; c < width; ++c) acc[c] += xp[c] * wp[c];
+            for (int c = 0; c < width; ++c) acc[c] = FMA_T(xp[c], wp[c], acc[c]);
         }
     for (int c = 0; c < width; ++c) yp[c0 + c] = acc[c];
 }
 
-static void DW_FN(forward_pixel)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static void DW_FN(forward_pixel)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                  int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
     const int64_t C = g[G_C];
     int64_t c0 = 0;
@@ -76,7 +89,7 @@ static void DW_FN(forward_pixel)(const int64_t *g, const T *x, const T *w, T *yp
  * [c0, c0 + width): each filter value feeds PB multiply-adds. The auto-vectorized version,
  * for every filter but the 3-wide ones (forward_3wide_chunk below), for the channels left
  * over, and for all filters where the compiler has no vector types. */
-static INLINE void DW_FN(forward_pixels_chunk)(const int64_t *g, const T *restrict x, const T *restrict w,
+ISA_ATTR static INLINE void DW_FN(forward_pixels_chunk)(const int64_t *g, const T *restrict x, const T *restrict w,
                                                T *restrict yp, int64_t x0, int64_t c0, const int width,
                                                int64_t i_lo, int64_t i_hi,
                                                const int64_t kw, const int64_t sw, const int64_t dw) {
@@ -87,13 +100,14 @@ static INLINE void DW_FN(forward_pixels_chunk)(const int64_t *g, const T *restri
         const T *restrict wr = w + i * kw * C + c0;
         for (int64_t j = 0; j < kw; ++j)
             for (int p = 0; p < PB; ++p)
-                for (int c = 0; c < width; ++c) acc[p][c] += xr[(p * sw + j * dw) * C + c] * wr[j * C + c];
+                for (int c = 0; c < width; ++c)
+                    acc[p][c] = FMA_T(xr[(p * sw + j * dw) * C + c], wr[j * C + c], acc[p][c]);
     }
     for (int p = 0; p < PB; ++p)
         for (int c = 0; c < width; ++c) yp[p * C + c0 + c] = acc[p][c];
 }
 
-static INLINE void DW_FN(forward_pixels_k)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static INLINE void DW_FN(forward_pixels_k)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                            int64_t i_lo, int64_t i_hi,
                                            const int64_t kw, const int64_t sw, const int64_t dw) {
     const int64_t C = g[G_C];
@@ -110,7 +124,7 @@ static INLINE void DW_FN(forward_pixels_k)(const int64_t *g, const T *x, const T
  * channels [c0, c0 + VB_T): per filter row the 3 filter vectors and each input column the
  * pixels read are loaded once (stride 1, 4 pixels: 3 + 6 loads for 12 multiply-adds) and the
  * np accumulators stay in registers. */
-static INLINE void DW_FN(forward_3wide_chunk)(const int64_t *g, const T *restrict x, const T *restrict w,
+ISA_ATTR static INLINE void DW_FN(forward_3wide_chunk)(const int64_t *g, const T *restrict x, const T *restrict w,
                                               T *restrict yp, int64_t x0, int64_t c0,
                                               int64_t i_lo, int64_t i_hi, const int sw, const int np) {
     const int64_t W = g[G_W], C = g[G_C], dh = g[G_DH];
@@ -128,7 +142,7 @@ static INLINE void DW_FN(forward_3wide_chunk)(const int64_t *g, const T *restric
                 const VEC xq = DW_FN(vload_reg)(xr + q * C + v * L);
                 for (int p = 0; p < np; ++p) {
                     const int j = q - p * sw;                /* the tap of pixel p reading it */
-                    if (j >= 0 && j < 3) acc[p][v] += xq * wv[j][v];
+                    if (j >= 0 && j < 3) acc[p][v] = DW_FN(vfma)(xq, wv[j][v], acc[p][v]);
                 }
             }
     }
@@ -136,7 +150,7 @@ static INLINE void DW_FN(forward_3wide_chunk)(const int64_t *g, const T *restric
         for (int v = 0; v < NV; ++v) DW_FN(vstore)(yp + p * C + c0 + v * L, acc[p][v]);
 }
 
-static INLINE void DW_FN(forward_pixels_3wide)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static INLINE void DW_FN(forward_pixels_3wide)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                                int64_t i_lo, int64_t i_hi, const int sw, const int np) {
     const int64_t C = g[G_C];
     int64_t c0 = 0;
@@ -165,25 +179,25 @@ static INLINE void DW_FN(forward_pixels_3wide)(const int64_t *g, const T *x, con
         else DW_FN(forward_pixels_3wide)(g, x, w, yp, x0, i_lo, i_hi, sw, 3);                      \
     } while (0)
 
-static void DW_FN(forward_pixels_3s1)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static void DW_FN(forward_pixels_3s1)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                       int64_t i_lo, int64_t i_hi, int np) {
     DW_3WIDE(1);
 }
 
-static void DW_FN(forward_pixels_3s2)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static void DW_FN(forward_pixels_3s2)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                       int64_t i_lo, int64_t i_hi, int np) {
     DW_3WIDE(2);
 }
 #undef DW_3WIDE
 #define DW_FORWARD_TAILS 1
 #else
-static void DW_FN(forward_pixels_3s1)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static void DW_FN(forward_pixels_3s1)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                       int64_t i_lo, int64_t i_hi, int np) {
     (void)np;
     DW_FN(forward_pixels_k)(g, x, w, yp, x0, i_lo, i_hi, 3, 1, 1);
 }
 
-static void DW_FN(forward_pixels_3s2)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static void DW_FN(forward_pixels_3s2)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                       int64_t i_lo, int64_t i_hi, int np) {
     (void)np;
     DW_FN(forward_pixels_k)(g, x, w, yp, x0, i_lo, i_hi, 3, 2, 1);
@@ -191,7 +205,7 @@ static void DW_FN(forward_pixels_3s2)(const int64_t *g, const T *x, const T *w, 
 #define DW_FORWARD_TAILS 0
 #endif
 
-static void DW_FN(forward_pixels_any)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
+ISA_ATTR static void DW_FN(forward_pixels_any)(const int64_t *g, const T *x, const T *w, T *yp, int64_t x0,
                                       int64_t i_lo, int64_t i_hi, int np) {
     (void)np;                                    /* always PB */
     DW_FN(forward_pixels_k)(g, x, w, yp, x0, i_lo, i_hi, g[G_KW], g[G_SW], g[G_DW]);
@@ -199,7 +213,7 @@ static void DW_FN(forward_pixels_any)(const int64_t *g, const T *x, const T *w, 
 
 /* The output rows r = n*Ho + oh in [r0, r1). The padding pt, pl may be negative here (the
  * backprop-input of a stride-1 conv runs this with the "full" padding of the rotated filter). */
-int DW_FN(aics_depthwise_forward)(const int64_t *g, const T *x, const T *w, T *y,
+ISA_ATTR static int DW_FN(depthwise_forward)(const int64_t *g, const T *x, const T *w, T *y,
                                    int64_t r0, int64_t r1) {
     if (!geometry_ok(g, 1)) return -1;
     const int64_t H = g[G_H], W = g[G_W], C = g[G_C], kh = g[G_KH], kw = g[G_KW];
@@ -252,7 +266,7 @@ int DW_FN(aics_depthwise_forward)(const int64_t *g, const T *x, const T *w, T *y
 
 /* One input pixel, channels [c0, c0 + width). Its taps: rows tap_i[t] reading dy row tap_row[t]
  * (t < nrows), columns j reading dy column col[j] (skipped where -1). */
-static INLINE void DW_FN(input_pixel_chunk)(const T *restrict dy, const T *restrict w, T *restrict dxp,
+ISA_ATTR static INLINE void DW_FN(input_pixel_chunk)(const T *restrict dy, const T *restrict w, T *restrict dxp,
                                             int64_t C, int64_t kw, int64_t c0, const int width,
                                             const int64_t *tap_i, const int64_t *tap_row, int64_t nrows,
                                             const int64_t *col) {
@@ -262,7 +276,7 @@ static INLINE void DW_FN(input_pixel_chunk)(const T *restrict dy, const T *restr
             if (col[j] < 0) continue;
             const T *restrict dp = dy + (tap_row[t] + col[j]) * C + c0;
             const T *restrict wp = w + (tap_i[t] * kw + j) * C + c0;
-            for (int c = 0; c < width; ++c) acc[c] += dp[c] * wp[c];
+            for (int c = 0; c < width; ++c) acc[c] = FMA_T(dp[c], wp[c], acc[c]);
         }
     for (int c = 0; c < width; ++c) dxp[c0 + c] = acc[c];
 }
@@ -271,7 +285,7 @@ static INLINE void DW_FN(input_pixel_chunk)(const T *restrict dy, const T *restr
 /* K input pixels of one column phase (dx step sw*C), all with the same nt taps, channels
  * [c0, c0 + VB): pixel k reads dy at dy_off[t] + k*C and the filter at w_off[t]. The nt filter
  * vectors are loaded once and pinned in registers for the whole run. */
-static INLINE void DW_FN(input_run_chunk)(const T *restrict dy, const T *restrict w, T *restrict dxp,
+ISA_ATTR static INLINE void DW_FN(input_run_chunk)(const T *restrict dy, const T *restrict w, T *restrict dxp,
                                           int64_t C, int64_t c0, int64_t K, int64_t dx_step,
                                           const int64_t *dy_off, const int64_t *w_off, const int nt) {
     const int L = VEC_BYTES / sizeof(T);
@@ -280,14 +294,16 @@ static INLINE void DW_FN(input_run_chunk)(const T *restrict dy, const T *restric
         for (int v = 0; v < NV; ++v) wv[t][v] = DW_FN(vload_reg)(w + w_off[t] + c0 + v * L);
     for (int64_t k = 0; k < K; ++k)
         for (int v = 0; v < NV; ++v) {
-            VEC acc = DW_FN(vload)(dy + dy_off[0] + k * C + c0 + v * L) * wv[0][v];
-            for (int t = 1; t < nt; ++t) acc += DW_FN(vload)(dy + dy_off[t] + k * C + c0 + v * L) * wv[t][v];
+            VEC acc;                             /* from +0, as input_pixel_chunk: the same bits */
+            memset(&acc, 0, sizeof acc);
+            for (int t = 0; t < nt; ++t)
+                acc = DW_FN(vfma)(DW_FN(vload)(dy + dy_off[t] + k * C + c0 + v * L), wv[t][v], acc);
             DW_FN(vstore)(dxp + k * dx_step + c0 + v * L, acc);
         }
 }
 
 /* Every whole chunk of channels of a run (the caller does the channels left over). */
-static void DW_FN(input_run)(const T *dy, const T *w, T *dxp, int64_t C, int64_t K, int64_t dx_step,
+ISA_ATTR static void DW_FN(input_run)(const T *dy, const T *w, T *dxp, int64_t C, int64_t K, int64_t dx_step,
                              const int64_t *dy_off, const int64_t *w_off, int nt) {
     for (int64_t c0 = 0; c0 + VB_T <= C; c0 += VB_T) {
         switch (nt) {                            /* a constant tap count per copy of the loop */
@@ -304,7 +320,7 @@ static void DW_FN(input_run)(const T *dy, const T *w, T *dxp, int64_t C, int64_t
  * Input columns fall into sw phases (iw % sw); inside the image the pixels of one phase all
  * take the same taps, so (with up to MAX_RUN_TAPS taps) they run as one `input_run` with the
  * filter in registers; the other pixels and channels go pixel by pixel. */
-int DW_FN(aics_depthwise_backprop_input)(const int64_t *g, const T *dy, const T *w, T *dx,
+ISA_ATTR static int DW_FN(depthwise_backprop_input)(const int64_t *g, const T *dy, const T *w, T *dx,
                                           int64_t r0, int64_t r1, int64_t *cols) {
     if (!geometry_ok(g, 0) || g[G_KH] > MAX_TAPS_1D) return -1;
     const int64_t H = g[G_H], W = g[G_W], C = g[G_C], kh = g[G_KH], kw = g[G_KW];
@@ -382,7 +398,7 @@ int DW_FN(aics_depthwise_backprop_input)(const int64_t *g, const T *dy, const T 
 
 /* Taps j0 .. j0 + ntaps - 1 over ow in [ow_lo, ow_hi), channels [c0, c0 + width): adds
  * sum_ow xrow[(ow*sw + off + t*dw) * C + c] * dyrow[ow * C + c] to dwp[t*C + c]. */
-static INLINE void DW_FN(filter_chunk)(int64_t C, int64_t sw, int64_t dw, const T *restrict xrow,
+ISA_ATTR static INLINE void DW_FN(filter_chunk)(int64_t C, int64_t sw, int64_t dw, const T *restrict xrow,
                                        const T *restrict dyrow, int64_t off, int64_t ow_lo, int64_t ow_hi,
                                        T *restrict dwp, int64_t c0, const int width, const int ntaps) {
     T acc[JB][VB_T] = {{0}};
@@ -391,7 +407,7 @@ static INLINE void DW_FN(filter_chunk)(int64_t C, int64_t sw, int64_t dw, const 
         const T *restrict dp = dyrow + ow * C + c0;
         for (int c = 0; c < width; ++c) {
             const T d = dp[c];                           /* loaded once, used ntaps times */
-            for (int t = 0; t < ntaps; ++t) acc[t][c] += xp[t * dw * C + c] * d;
+            for (int t = 0; t < ntaps; ++t) acc[t][c] = FMA_T(xp[t * dw * C + c], d, acc[t][c]);
         }
     }
     for (int t = 0; t < ntaps; ++t)
@@ -400,7 +416,7 @@ static INLINE void DW_FN(filter_chunk)(int64_t C, int64_t sw, int64_t dw, const 
 
 #if DW_HAVE_VECTORS
 /* filter_chunk for width VB_T, each dy vector loaded once for the ntaps multiply-adds it feeds. */
-static INLINE void DW_FN(filter_vec_chunk)(int64_t C, int64_t sw, int64_t dw, const T *restrict xrow,
+ISA_ATTR static INLINE void DW_FN(filter_vec_chunk)(int64_t C, int64_t sw, int64_t dw, const T *restrict xrow,
                                            const T *restrict dyrow, int64_t off, int64_t ow_lo,
                                            int64_t ow_hi, T *restrict dwp, int64_t c0, const int ntaps) {
     const int L = VEC_BYTES / sizeof(T);
@@ -410,7 +426,8 @@ static INLINE void DW_FN(filter_vec_chunk)(int64_t C, int64_t sw, int64_t dw, co
         const T *xp = xrow + (ow * sw + off) * C + c0;
         for (int v = 0; v < NV; ++v) {
             const VEC d = DW_FN(vload_reg)(dyrow + ow * C + c0 + v * L);
-            for (int t = 0; t < ntaps; ++t) acc[t][v] += DW_FN(vload)(xp + t * dw * C + v * L) * d;
+            for (int t = 0; t < ntaps; ++t)
+                acc[t][v] = DW_FN(vfma)(DW_FN(vload)(xp + t * dw * C + v * L), d, acc[t][v]);
         }
     }
     for (int t = 0; t < ntaps; ++t)
@@ -421,7 +438,7 @@ static INLINE void DW_FN(filter_vec_chunk)(int64_t C, int64_t sw, int64_t dw, co
 }
 #endif
 
-static INLINE void DW_FN(filter_taps_k)(int64_t C, int64_t sw, int64_t dw, const T *xrow, const T *dyrow,
+ISA_ATTR static INLINE void DW_FN(filter_taps_k)(int64_t C, int64_t sw, int64_t dw, const T *xrow, const T *dyrow,
                                         int64_t off, int64_t ow_lo, int64_t ow_hi, T *dwp, const int ntaps) {
     if (ow_hi <= ow_lo) return;
     int64_t c0 = 0;
@@ -436,19 +453,19 @@ static INLINE void DW_FN(filter_taps_k)(int64_t C, int64_t sw, int64_t dw, const
     for (; c0 < C; ++c0) DW_FN(filter_chunk)(C, sw, dw, xrow, dyrow, off, ow_lo, ow_hi, dwp, c0, 1, ntaps);
 }
 
-static void DW_FN(filter_tap)(int64_t C, int64_t sw, int64_t dw, const T *xrow, const T *dyrow,
+ISA_ATTR static void DW_FN(filter_tap)(int64_t C, int64_t sw, int64_t dw, const T *xrow, const T *dyrow,
                               int64_t off, int64_t ow_lo, int64_t ow_hi, T *dwp) {
     DW_FN(filter_taps_k)(C, sw, dw, xrow, dyrow, off, ow_lo, ow_hi, dwp, 1);
 }
 
-static void DW_FN(filter_taps)(int64_t C, int64_t sw, int64_t dw, const T *xrow, const T *dyrow,
+ISA_ATTR static void DW_FN(filter_taps)(int64_t C, int64_t sw, int64_t dw, const T *xrow, const T *dyrow,
                                int64_t off, int64_t ow_lo, int64_t ow_hi, T *dwp) {
     DW_FN(filter_taps_k)(C, sw, dw, xrow, dyrow, off, ow_lo, ow_hi, dwp, JB);
 }
 
 /* The output rows r = n*Ho + oh in [r0, r1), added into dw_part (kh, kw, C): the calling
  * thread's own partial sum, zeroed by the caller, which adds the threads' parts up. */
-int DW_FN(aics_depthwise_backprop_filter)(const int64_t *g, const T *x, const T *dy, T *dw_part,
+ISA_ATTR static int DW_FN(depthwise_backprop_filter)(const int64_t *g, const T *x, const T *dy, T *dw_part,
                                            int64_t r0, int64_t r1) {
     if (!geometry_ok(g, 0)) return -1;
     const int64_t H = g[G_H], W = g[G_W], C = g[G_C], kh = g[G_KH], kw = g[G_KW];

@@ -1,5 +1,6 @@
-"""Winograd F(4x4, 3x3), the rule that picks its tile, and the GEMMs cut over threads,
-each against references written here (loops in float64, NumPy's product).
+"""The speed layer's Winograd F(4x4, 3x3) (aicslib/accel/conv_winograd.py), the rule that picks
+its tile (conv_policy.py), and the GEMMs cut over threads (work_sharder.py), each against
+references written here (loops in float64, NumPy's product).
 
 Covered: ``conv2d_winograd_f4`` on odd/even/non-multiple-of-4 sizes and
 explicit paddings, blocked and phase-split (one image, deep layer) paths, one
@@ -15,9 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import aicslib as aics
-from aicslib.kernels import conv_grad_input_ops as cgi
-from aicslib.kernels import conv_ops as co
-from aicslib.kernels import work_sharder
+from aicslib.accel import conv_backprop_input as cgi
+from aicslib.accel import conv_forward as co
+from aicslib.accel import conv_policy
+from aicslib.accel import conv_winograd as cw
+from aicslib.accel import winograd_transforms as wt
+from aicslib.accel import work_sharder
+
+from accel_switch import accel_on_off  # noqa: F401
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -87,16 +93,16 @@ def test_f4_transform_matrices_compute_a_1d_correlation():
     rng = np.random.default_rng(0)
     for _ in range(5):
         d, g = rng.standard_normal(6), rng.standard_normal(3)
-        got = co.WINOGRAD4_AT.astype(np.float64) @ ((co.WINOGRAD4_G @ g) * (co.WINOGRAD4_BT @ d))
+        got = wt.WINOGRAD4_AT.astype(np.float64) @ ((wt.WINOGRAD4_G @ g) * (wt.WINOGRAD4_BT @ d))
         np.testing.assert_allclose(got, [d[i:i + 3] @ g for i in range(4)], rtol=1e-12, atol=1e-12)
 
 
 def test_f4_filter_transform_is_g_w_gt_per_filter():
     rng = np.random.default_rng(1)
     w = rng.standard_normal((3, 3, 2, 3)).astype(np.float32)
-    G = co.WINOGRAD4_G
+    G = wt.WINOGRAD4_G
     for rotate in (False, True):
-        U = co.winograd4_filter_transform(w, rotate180=rotate).reshape(6, 6, 2, 3)
+        U = wt.winograd4_filter_transform(w, rotate180=rotate).reshape(6, 6, 2, 3)
         for c in range(2):
             for k in range(3):
                 f = w[::-1, ::-1, c, k] if rotate else w[:, :, c, k]
@@ -111,7 +117,7 @@ def test_f4_forward_matches_loops(n, h, w_, c, k, padding, small_blocks, seed):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, h, w_, c)).astype(np.float32)
     w = rng.standard_normal((3, 3, c, k)).astype(np.float32)
-    got = co.conv2d_winograd_f4(x, w, (1, 1), padding, block_bytes=64 if small_blocks else None)
+    got = cw.conv2d_winograd_f4(x, w, (1, 1), padding, block_bytes=64 if small_blocks else None)
     assert_close(got, brute_conv(x, w, padding))
 
 
@@ -121,14 +127,14 @@ def test_f4_phase_split_path_matches_loops(threads, n):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((n, 9, 10, 96)).astype(np.float32)
     w = (rng.standard_normal((3, 3, 96, 40)) / 30).astype(np.float32)
-    assert_close(co.conv2d_winograd_f4(x, w, (1, 1), "SAME"), brute_conv(x, w, "SAME"))
+    assert_close(cw.conv2d_winograd_f4(x, w, (1, 1), "SAME"), brute_conv(x, w, "SAME"))
 
 
 def test_f4_float64_is_exact_to_double_rounding():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 8, 7, 4))
     w = rng.standard_normal((3, 3, 4, 5))
-    got = co.conv2d_winograd_f4(x, w, (1, 1), "SAME")
+    got = cw.conv2d_winograd_f4(x, w, (1, 1), "SAME")
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, brute_conv(x, w, "SAME"), rtol=1e-11, atol=1e-11)
 
@@ -136,32 +142,32 @@ def test_f4_float64_is_exact_to_double_rounding():
 def test_f4_rejects_what_it_cannot_do():
     x = np.ones((1, 8, 8, 2), np.float32)
     with pytest.raises(ValueError, match="3x3 filters with stride 1"):
-        co.conv2d_winograd_f4(x, np.ones((3, 3, 2, 2), np.float32), (2, 2), "SAME")
+        cw.conv2d_winograd_f4(x, np.ones((3, 3, 2, 2), np.float32), (2, 2), "SAME")
     with pytest.raises(ValueError, match="3x3 filters with stride 1"):
-        co.conv2d_winograd_f4(x, np.ones((5, 5, 2, 2), np.float32), (1, 1), "SAME")
+        cw.conv2d_winograd_f4(x, np.ones((5, 5, 2, 2), np.float32), (1, 1), "SAME")
 
 
 def test_tile_rule(monkeypatch):
-    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the rule of the NumPy transforms
+    monkeypatch.setattr(conv_policy, "native_winograd_rule", lambda: False)   # the rule of the NumPy transforms
     # big deep layers -> F(4x4)
-    assert co.winograd_tile_size((3, 3, 256, 256), (1, 56, 56)) == 4
-    assert co.winograd_tile_size((3, 3, 128, 128), (8, 28, 28)) == 4
-    assert co.winograd_tile_size((3, 3, 64, 64), (8, 56, 56)) == 4
+    assert conv_policy.winograd_tile_size((3, 3, 256, 256), (1, 56, 56)) == 4
+    assert conv_policy.winograd_tile_size((3, 3, 128, 128), (8, 28, 28)) == 4
+    assert conv_policy.winograd_tile_size((3, 3, 64, 64), (8, 56, 56)) == 4
     # fewer channels, too few pixels per weight, or 14x14 (padded to 16x16) -> F(2x2)
-    assert co.winograd_tile_size((3, 3, 32, 64), (8, 56, 56)) == 2
-    assert co.winograd_tile_size((3, 3, 512, 512), (1, 28, 28)) == 2
-    assert co.winograd_tile_size((3, 3, 256, 256), (8, 14, 14)) == 2
+    assert conv_policy.winograd_tile_size((3, 3, 32, 64), (8, 56, 56)) == 2
+    assert conv_policy.winograd_tile_size((3, 3, 512, 512), (1, 28, 28)) == 2
+    assert conv_policy.winograd_tile_size((3, 3, 256, 256), (8, 14, 14)) == 2
 
 
 def test_auto_uses_f4_where_the_rule_says_and_explicit_winograd_stays_f2(monkeypatch):
     calls = []
-    real_f4, real_f2 = co.conv2d_winograd_f4, co.conv2d_winograd
+    real_f4, real_f2 = cw.conv2d_winograd_f4, cw.conv2d_winograd
     monkeypatch.setattr(co, "conv2d_winograd_f4", lambda *a, **k: calls.append("f4") or real_f4(*a, **k))
     monkeypatch.setattr(co, "conv2d_winograd", lambda *a, **k: calls.append("f2") or real_f2(*a, **k))
     monkeypatch.setattr(co, "winograd_tile_size", lambda w_shape, out_shape: 4)
-    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the thresholds below are its
-    monkeypatch.setattr(co, "WINOGRAD_MIN_CHANNELS", 1)
-    monkeypatch.setattr(co, "WINOGRAD_MIN_PIXELS", 1)
+    monkeypatch.setattr(conv_policy, "native_winograd_rule", lambda: False)   # the thresholds below are its
+    monkeypatch.setattr(conv_policy, "WINOGRAD_MIN_CHANNELS", 1)
+    monkeypatch.setattr(conv_policy, "WINOGRAD_MIN_PIXELS", 1)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((1, 8, 8, 3)).astype(np.float32)
     w = rng.standard_normal((3, 3, 3, 2)).astype(np.float32)
@@ -175,9 +181,9 @@ def test_auto_uses_f4_where_the_rule_says_and_explicit_winograd_stays_f2(monkeyp
 @pytest.fixture
 def small_deep_layers_use_f4(monkeypatch):
     """Small test shapes take the auto rule's Winograd F(4x4) path of big layers."""
-    monkeypatch.setattr(co, "native_winograd_rule", lambda: False)   # the thresholds below are its
-    monkeypatch.setattr(co, "WINOGRAD_MIN_PIXELS", 1)
-    monkeypatch.setattr(co, "WINOGRAD4_PIXELS_PER_WEIGHT", 1024)
+    monkeypatch.setattr(conv_policy, "native_winograd_rule", lambda: False)   # the thresholds below are its
+    monkeypatch.setattr(conv_policy, "WINOGRAD_MIN_PIXELS", 1)
+    monkeypatch.setattr(conv_policy, "WINOGRAD4_PIXELS_PER_WEIGHT", 1024)
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
@@ -188,7 +194,7 @@ def test_input_gradient_through_f4_matches_loops(threads, small_deep_layers_use_
     ho = 12 if padding == "SAME" else 10
     wo = 8 if padding == "SAME" else 6
     dy = rng.standard_normal((2, ho, wo, 128)).astype(np.float32)
-    assert co.winograd_tile_size((3, 3, 128, 128), x_shape) == 4     # the path under test
+    assert conv_policy.winograd_tile_size((3, 3, 128, 128), x_shape) == 4     # the path under test
     got = cgi.conv2d_backprop_input(dy, w, x_shape, (1, 1), padding)
     assert_close(got, brute_input_grad(dy, w, x_shape, padding))
 
@@ -198,9 +204,9 @@ def test_tape_gradient_of_a_deep_layer_matches_a_numerical_gradient(small_deep_l
     rng = np.random.default_rng(6)
     x0 = rng.standard_normal((1, 8, 8, 128))
     w = rng.standard_normal((3, 3, 128, 128)) / 30
-    assert co.winograd_tile_size(w.shape, (1, 8, 8)) == 4
+    assert conv_policy.winograd_tile_size(w.shape, (1, 8, 8)) == 4
     used = []
-    real_f4 = co.conv2d_winograd_f4
+    real_f4 = cw.conv2d_winograd_f4
     monkeypatch.setattr(cgi, "conv2d_winograd_f4", lambda *a, **k: used.append(1) or real_f4(*a, **k))
     xv = aics.Variable(x0)
     with aics.GradientTape() as tape:
@@ -325,7 +331,7 @@ def test_epilogue_blocks_cover_the_output_once(threads, monkeypatch, algorithm, 
         np.add(blk, b, out=blk)
         np.maximum(blk, 0, out=blk)
     if algorithm == "f4":
-        got = co.conv2d_winograd_f4(x, w, (1, 1), "SAME", epilogue=epilogue)
+        got = cw.conv2d_winograd_f4(x, w, (1, 1), "SAME", epilogue=epilogue)
     else:
         got = co.conv2d(x, w, (1, 1), "SAME", algorithm=algorithm.replace("_1x1", ""), epilogue=epilogue)
     ref = np.maximum(brute_conv(x, w, "SAME") + b, 0)
@@ -333,6 +339,7 @@ def test_epilogue_blocks_cover_the_output_once(threads, monkeypatch, algorithm, 
     assert len(seen) >= 1
 
 
+@pytest.mark.usefixtures("accel_on_off")
 def test_fused_conv_bias_relu_in_a_graph_matches_loops():
     """A Conv2D+BiasAdd+Relu that the remapper fuses, on a Winograd-sized layer."""
     rng = np.random.default_rng(11)
@@ -353,4 +360,4 @@ def test_f2_phase_split_path_on_one_image_matches_loops(threads):
     rng = np.random.default_rng(12)
     x = rng.standard_normal((1, 8, 7, 256)).astype(np.float32)
     w = (rng.standard_normal((3, 3, 256, 256)) / 48).astype(np.float32)
-    assert_close(co.conv2d_winograd(x, w, (1, 1), "SAME"), brute_conv(x, w, "SAME"))
+    assert_close(cw.conv2d_winograd(x, w, (1, 1), "SAME"), brute_conv(x, w, "SAME"))

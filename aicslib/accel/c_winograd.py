@@ -1,52 +1,26 @@
 """Winograd's input and output transforms in C (``src/aics_winograd.c``) through ctypes.
 
-``aicslib/kernels/conv_ops.py`` computes F(2x2, 3x3) and F(4x4, 3x3) convolutions
-as transforms around batched GEMMs. Its NumPy transforms make one pass over the
-tiles per non-zero of the transform matrices; for float32 it calls these instead
-when the library builds (one pass each), and keeps its NumPy code otherwise. The
-two agree up to float32 rounding (they add the terms in another order).
+``conv_winograd.py`` computes F(2x2, 3x3) and F(4x4, 3x3) convolutions as
+transforms around batched GEMMs. Its NumPy transforms (``winograd_transforms.py``)
+make one pass over the tiles per non-zero of the transform matrices; for float32
+it calls these instead where the library is built (one pass each). The two agree
+up to float32 rounding (they add the terms in another order).
 """
-import ctypes
+import functools
 
 import numpy as np
 
-from .c_library import CLibrary
-from .output_stage_binding import C_HEADER as OUTPUT_STAGE_HEADER
+from . import native_loader
 
-LIBRARY_NAME = "aics_winograd_ctypes"
-C_SOURCE = "aics_winograd.c"
-LIBRARY_FILE = "libaics_winograd.so"
-# -ffp-contract=off: a fused output stage gives the unfused kernels' exact results (see the C file)
-EXTRA_FLAGS = ("-std=c99", "-ffp-contract=off")
+LIBRARY = "libaics_winograd"
 
 #: The output tile sizes the C code has: F(2x2, 3x3) and F(4x4, 3x3).
 TILE_SIZES = (2, 4)
 
 
-def _declare(lib):
-    i64, ptr = ctypes.c_int64, ctypes.c_void_p
-    # int aics_winograd_input_f32(m, x, xs_n, xs_h, xs_w, H, W, C, nb, row0, col0, nr, tw, V, vs_t, vs_n, vs_r)
-    lib.aics_winograd_input_f32.argtypes = [ctypes.c_int, ptr] + [i64] * 11 + [ptr, i64, i64, i64]
-    lib.aics_winograd_input_f32.restype = ctypes.c_int
-    # int aics_winograd_output_f32(m, M, ms_t, ms_n, ms_r, nb, nr, tw, K, y, ys_n, ys_h, ys_w,
-    #                              stage, a, s, b, activation)
-    lib.aics_winograd_output_f32.argtypes = ([ctypes.c_int, ptr] + [i64] * 7 + [ptr, i64, i64, i64]
-                                             + [ctypes.c_int, ptr, ptr, ptr, ctypes.c_int])
-    lib.aics_winograd_output_f32.restype = ctypes.c_int
-    # int aics_winograd_grad_output_f32(m, dy, dys_n, dys_h, dys_w, Ho, Wo, K, nb, row0, nr, tw, D, ds_t, ds_n, ds_r)
-    lib.aics_winograd_grad_output_f32.argtypes = [ctypes.c_int, ptr] + [i64] * 10 + [ptr, i64, i64, i64]
-    lib.aics_winograd_grad_output_f32.restype = ctypes.c_int
-    # int aics_winograd_filter_f32(m, w, C, K, c0, c1, rotate180, U)
-    lib.aics_winograd_filter_f32.argtypes = [ctypes.c_int, ptr, i64, i64, i64, i64, ctypes.c_int, ptr]
-    lib.aics_winograd_filter_f32.restype = ctypes.c_int
-
-
-_LIBRARY = CLibrary(LIBRARY_NAME, C_SOURCE, [OUTPUT_STAGE_HEADER], LIBRARY_FILE, EXTRA_FLAGS, _declare,
-                    "Winograd transforms compute with NumPy instead")
-
-library = _LIBRARY.get
-fallback_reason = _LIBRARY.fallback_reason
-reset = _LIBRARY.reset
+#: ``library()``: the loaded library, or None where it was not built (``fallback_reason()`` says why).
+library = functools.partial(native_loader.library, LIBRARY)
+fallback_reason = functools.partial(native_loader.missing_reason, LIBRARY)
 
 
 def _tile_strides(a, m, name):
@@ -89,7 +63,7 @@ NO_OUTPUT_STAGE = (-1, None, None, None, 0)
 def output_transform(lib, m, M, y, c_stage=None):
     """``y`` (``(nb, m*nr, m*tw, K)``, contiguous channels, written in place) from ``M``
     (``(m+2, m+2, nb, nr, tw, K)``): each tile's ``m x m`` pixels ``A^T M A``, then a fused
-    conv's output stage on them when ``c_stage`` gives one (``output_stage_binding.c_arguments``)."""
+    conv's output stage on them when ``c_stage`` gives one (``c_output_stage.c_arguments``)."""
     mt, mn, mr = _tile_strides(M, m, "products M")
     _, _, nb, nr, tw, K = M.shape
     if y.shape != (nb, m * nr, m * tw, K) or y.dtype != np.float32 or (y.strides[3] != 4 and K > 1):
