@@ -205,7 +205,8 @@ def candidates(x, w, strides, padding, depthwise, tiny):
         out.append(("backprop_filter", "depthwise", lambda: dwc.depthwise_conv2d_backprop_filter(
             x, dy, w.shape, strides, padding)))
         if tiny:
-            out.append(("forward", "direct", lambda: reference_depthwise.depthwise_conv2d_direct(x, w, strides, padding)))
+            out.append(("forward", "direct",
+                        lambda: reference_depthwise.depthwise_conv2d_direct(x, w, strides, padding)))
         return out
     y = co.conv2d_im2col(x, w, strides, padding, dil)
     dy = np.random.default_rng(1).standard_normal(y.shape, dtype=np.float32)

@@ -245,6 +245,7 @@ def test_filter_grad_dispatch_agrees_with_loops(wshape, strides, algorithm):
     Ho, Wo, *_ = geometry(x.shape, wshape[0], wshape[1], strides, "SAME", (1, 1))
     dy = rng.standard_normal((1, Ho, Wo, 64)).astype(np.float32)
     got = cgf.conv2d_backprop_filter(x, dy, wshape, strides, "SAME", algorithm=algorithm)
-    ref = reference_cgf.conv2d_backprop_filter_direct(x.astype(np.float64), dy.astype(np.float64), wshape, strides, "SAME")
+    ref = reference_cgf.conv2d_backprop_filter_direct(x.astype(np.float64), dy.astype(np.float64),
+                                                      wshape, strides, "SAME")
     assert got.dtype == np.float32
     close(got, ref, tol=1e-4)

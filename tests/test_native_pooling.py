@@ -24,7 +24,8 @@ def lib():
 def loop_max_pool_grad(x, y, g, k, s, padding):
     """TF's rule by loops over windows and taps (float64 sums, padding never wins unless -inf)."""
     N, H, W, C = x.shape
-    _, _, _, _, Ho, Wo, pt, pl, _, _ = po.pool_geometry(x.shape, [1, k[0], k[1], 1], [1, s[0], s[1], 1], padding, "NHWC")
+    _, _, _, _, Ho, Wo, pt, pl, _, _ = po.pool_geometry(x.shape, [1, k[0], k[1], 1], [1, s[0], s[1], 1],
+                                                     padding, "NHWC")
     dx = np.zeros(x.shape, np.float64)
     for n in range(N):
         for oh in range(Ho):

@@ -2,11 +2,11 @@
 
 One table serves two readers. ``setup.py`` builds one shared library per entry at install
 (``sources``, with ``headers`` as their dependencies, all in ``aicslib/accel/src``) into
-``aicslib/accel/lib``, compiled for the architecture's baseline with ``COMPILE_ARGS``; ``native_loader.py`` loads each with
-ctypes and declares every function of ``functions`` (name -> restype, argtypes), so a caller
-never passes an argument ctypes would convert wrongly. Every library also exports
-``<isa_prefix>_select_isa`` and ``<isa_prefix>_isa`` (``src/aics_isa.h``): the instruction set
-its functions run, chosen at run time.
+``aicslib/accel/lib``, compiled for the architecture's baseline with ``COMPILE_ARGS``;
+``native_loader.py`` loads each with ctypes and declares every function of ``functions`` (name
+-> restype, argtypes), so a caller never passes an argument ctypes would convert wrongly. Every
+library also exports ``<isa_prefix>_select_isa`` and ``<isa_prefix>_isa`` (``src/aics_isa.h``):
+the instruction set its functions run, chosen at run time.
 
 This module imports nothing but the standard library: setup.py reads it before numpy (or
 aicslib's other dependencies) is installed.

@@ -29,7 +29,8 @@ from .conv_layout import nchw_to_nhwc, nhwc_to_nchw
 
 __all__ = [
     "hw_pair", "padding_pairs", "conv_geometry", "pad_nhwc", "im2col_view",
-    "backprop_input_padding", "backprop_input_operands", "backprop_filter_operands", "as_floats", "conv_args_from_attrs", "to_nhwc", "from_nhwc", "cast_like",
+    "backprop_input_padding", "backprop_input_operands", "backprop_filter_operands", "as_floats",
+    "conv_args_from_attrs", "to_nhwc", "from_nhwc", "cast_like",
     "sizes_nhwc", "run_forward", "run_backprop_input", "run_backprop_filter",
 ]
 

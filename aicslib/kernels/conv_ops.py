@@ -54,7 +54,8 @@ from .conv_layout import nchw_to_nhwc, nhwc_to_nchw, oihw_to_hwio
 
 __all__ = [
     "conv2d", "conv2d_direct", "conv2d_im2col", "conv2d_winograd", "conv2d_nchw", "conv2d_im2col_nchw",
-    "choose_conv2d_algorithm", "requested_algorithm", "resolve_algorithm", "winograd_applicable", "conv2d_flops", "ALGORITHMS",
+    "choose_conv2d_algorithm", "requested_algorithm", "resolve_algorithm", "winograd_applicable", "conv2d_flops",
+    "ALGORITHMS",
     "WINOGRAD_BT", "WINOGRAD_G", "WINOGRAD_AT", "WINOGRAD_MIN_CHANNELS",
 ]
 
