@@ -147,3 +147,16 @@ def test_kernel_client_reads_every_reply_while_an_output_widget_mirrors_its_stat
     assert slow == [], f"cells whose reply waited: {slow}"
     captured = [w["outputs"] for w in client.widget_state.values() if w.get("_model_name") == "OutputModel"]
     assert len(captured) == 60 and all("".join(o["text"] for o in outs) == "0\n1\n2\n3\n4\n" for outs in captured)
+
+
+def test_feedback_shows_the_answers_lines_but_not_the_locked_cells(capsys):
+    """The locked test cell's own lines (hidden tests among them) never reach the feedback."""
+    answer = cell_function("def f(x):\n    return x[5]\n", "f")
+    test_cell = ("from workbook import grading\n"
+                 "with grading.exercise('ex_hidden'):\n"
+                 "    secret_hidden_check = f([1, 2])\n")
+    filename = "/tmp/ipykernel_1/locked_test_cell.py"
+    linecache.cache[filename] = (len(test_cell), None, test_cell.splitlines(True), filename)
+    exec(compile(test_cell, filename, "exec"), {"f": answer})
+    err = capsys.readouterr().err
+    assert "in f, line 2: return x[5]" in err and "secret_hidden_check" not in err

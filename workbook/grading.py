@@ -39,16 +39,28 @@ def status(name):
     return _status.get(name)
 
 
-def _student_frames(exc):
-    """The frames of ``exc``'s traceback that are in notebook cells (the student's code)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if f.filename.startswith(("<ipython-input-", "<cell")) or "/ipykernel_" in f.filename]
+def _is_cell(filename):
+    return filename.startswith(("<ipython-input-", "<cell")) or "/ipykernel_" in filename
+
+
+def _student_frames(exc, test_cell=None):
+    """The frames of ``exc``'s traceback that are in notebook cells (the student's code), leaving
+    out the locked test cell's own (its hidden lines must not reach the feedback)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_cell(f.filename) and f.filename != test_cell]
     return "".join(f"    in {f.name}, line {f.lineno}: {(f.line or '').strip()}\n" for f in frames)
 
 
-def _is_release_stub(exc):
+def _calling_cell():
+    """The file name of the notebook cell running ``with exercise(...)`` (the locked test cell)."""
+    frame = sys._getframe(1)
+    while frame is not None and not _is_cell(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame.f_code.co_filename if frame is not None else None
+
+
+def _is_release_stub(exc, test_cell):
     """The release's ``raise NotImplementedError()``: no message, raised from a notebook cell."""
-    return isinstance(exc, NotImplementedError) and not exc.args and bool(_student_frames(exc))
+    return isinstance(exc, NotImplementedError) and not exc.args and bool(_student_frames(exc, test_cell))
 
 
 @contextlib.contextmanager
@@ -56,26 +68,27 @@ def exercise(name):
     """Runs a locked test cell's checks for exercise ``name`` and reports the outcome (see the
     module docstring); never raises."""
     _status[name] = "running"
+    test_cell = _calling_cell()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield
         except NotImplementedError as exc:
-            if not _is_release_stub(exc):
-                _fail(name, f"{type(exc).__name__}: {exc}", _student_frames(exc))
+            if not _is_release_stub(exc, test_cell):
+                _fail(name, f"{type(exc).__name__}: {exc}", _student_frames(exc, test_cell))
                 return
             _status[name] = "unanswered"
             print(f"✗ {name}: not answered yet (0 points). Write your answer in the cell above this one "
-                  f"and run both again; the cells below use the reference meanwhile.", file=sys.stderr)
+                  f"and run both again.", file=sys.stderr)
             return
         except CheckFailed as exc:
             _fail(name, str(exc), "")
             return
         except AssertionError as exc:
-            _fail(name, str(exc) or "a check failed", _student_frames(exc))
+            _fail(name, str(exc) or "a check failed", _student_frames(exc, test_cell))
             return
         except Exception as exc:  # noqa: BLE001 - whatever the student's code raised is the feedback
-            _fail(name, f"your code raised {type(exc).__name__}: {exc}", _student_frames(exc))
+            _fail(name, f"your code raised {type(exc).__name__}: {exc}", _student_frames(exc, test_cell))
             return
     _status[name] = "passed"
     for w in caught:       # shown, but on stdout: a warning alone must not cost the points
@@ -85,8 +98,7 @@ def exercise(name):
 
 def _fail(name, message, frames):
     _status[name] = "failed"
-    print(f"✗ {name}: {message}\n{frames}  (0 points until every check passes; the cells below use "
-          f"the reference meanwhile)", file=sys.stderr)
+    print(f"✗ {name}: {message}\n{frames}  (0 points until every check passes)", file=sys.stderr)
 
 
 def use(name, answer, reference, what=None):
@@ -161,8 +173,8 @@ def library_calls(fn, *args, **kwargs):
     def profiler(frame, event, arg):
         if event == "call" and inside(frame.f_code):
             caller = frame.f_back
-            if caller is None or not inside(caller.f_code):
-                called.add(frame.f_code.co_name)
+            if (caller is None or not inside(caller.f_code)) and not frame.f_code.co_name.startswith("<"):
+                called.add(frame.f_code.co_name)     # (<module> is a first import, not a call)
 
     previous = sys.getprofile()
     sys.setprofile(profiler)
@@ -173,13 +185,13 @@ def library_calls(fn, *args, **kwargs):
     return result, called
 
 
-def no_library_calls(fn, *args, allowed=(), what="your answer", **kwargs):
+def no_library_calls(fn, *args, allowed=(), what="your answer", how="with NumPy", **kwargs):
     """Calls ``fn(*args, **kwargs)`` and returns its result; fails when it called aicslib's or
     the workbook's functions directly (other than ``allowed``): the library's own implementation
-    or the reference is not an answer."""
+    or the reference is not an answer. ``how`` says what the answer should use instead."""
     result, called = library_calls(fn, *args, **kwargs)
     extra = sorted(called - set(allowed))
-    check(not extra, f"{what} calls the library ({', '.join(extra)}): write it yourself with NumPy"
+    check(not extra, f"{what} calls the library ({', '.join(extra)}): write it yourself {how}"
                      + (f" (allowed: {', '.join(sorted(allowed))})" if allowed else ""))
     return result
 
