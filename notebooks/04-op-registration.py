@@ -46,6 +46,7 @@ import aicslib as aics
 from aicslib.framework.op_def import OpDefBuilder, parse_arg_spec, parse_attr_spec
 from aicslib.framework.common_shapes import broadcast_binary_op_shape
 from aicslib.ops.math_grad import sum_to_shape   # reduces a broadcast gradient to an input's shape
+from workbook import grading
 
 np.set_printoptions(precision=4, suppress=True)
 rng = np.random.default_rng(0)                   # every random input below comes from this stream
@@ -243,6 +244,8 @@ with aics.GradientTape() as tape:
 dx_tie = tape.gradient(yt, xt, output_gradients=aics.constant(dy_tie.reshape(1, 3, 3, 1))).numpy()[0, :, :, 0]
 print("forward:\n", yt.numpy()[0, :, :, 0])
 print("gradient:\n", dx_tie)
+print("dx at (0,1):", dx_tie[0, 1], "| dx at (2,2):", dx_tie[2, 2], "| sum of dx:", dx_tie.sum(),
+      "= sum of dy:", dy_tie.sum())
 assert np.array_equal(yt.numpy()[0, :, :, 0], [[3, 3, 3], [3, 5, 5], [4, 5, 5]])
 assert np.array_equal(dx_tie, expected_dx)
 assert dx_tie.sum() == dy_tie.sum()
@@ -841,10 +844,12 @@ else:
 # 要求：
 #
 # * 用 aicslib 的算子写（例如 `aics.cos`、`aics.square`、`aics.reciprocal`，或者直接用前向输出 `op.outputs[0]`，它就是 $\tan x$），不要用 NumPy，这样梯度才能同时用于 eager、静态图和高阶导数；
-# * 记得乘上上游梯度 `grad`（链式法则）。
+# * 记得乘上上游梯度 `grad`（链式法则）；
+# * 写出上面的公式本身，不要借别的算子已注册的梯度来求导（在梯度函数里调用 `aics.gradients`、`GradientTape` 或 `aics.gradient_registry.function(...)` 不得分）。
 #
-# 单元格开头的 `unregister` 让它可以反复运行。写完后运行后面的测试单元格：它用 `aics.test.compute_gradient` 在 eager 模式下检查（`max_error < 1e-4`），
-# 再在静态图里用 `aics.gradients` 检查一次，并检查上游梯度不为 1 时链式法则是否正确。
+# 单元格开头的 `unregister` 让它可以反复运行。写完后运行后面的测试单元格：它在 eager 模式下用 `aics.test.compute_gradient`
+# 比较雅可比矩阵与 $1/\cos^2 x$，再分别在 eager 和静态图（`aics.gradients` 的 `grad_ys`）里给一个不为 1 的上游梯度检查链式法则。
+# 没通过时它在 stderr 上说明期望什么、得到什么（0 分），不会中断 Run All。
 
 # %% nbgrader={"grade": false, "grade_id": "tan_gradient", "locked": false, "schema_version": 3, "solution": true, "task": false}
 aics.gradient_registry.unregister("Tan")    # makes re-running this cell safe
@@ -859,51 +864,101 @@ def _tan_grad(op, grad):
 
 
 # %% nbgrader={"grade": true, "grade_id": "tan_gradient_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): checks the Tan gradient numerically, eagerly and in a graph.
-assert aics.gradient_registry.is_differentiable("Tan"), "register a gradient for 'Tan' first"
+# Test cell (locked): the Tan gradient against 1/cos^2 x, eagerly (the whole Jacobian) and with an
+# upstream gradient other than 1 (the chain rule) in eager and in graph mode.
+import traceback as _traceback
 
-xs = np.linspace(-1.2, 1.2, 9)               # stays away from the poles at +-pi/2
-theoretical, numerical = aics.test.compute_gradient(aics.tan, [xs])
-err_tan = aics.test.max_error(theoretical, numerical)
-print("eager: max_error =", err_tan)
-assert err_tan < 1e-4
-assert np.allclose(np.diag(theoretical[0]), 1.0 / np.cos(xs) ** 2)
+_TAN_HINT = "d/dx tan x = 1 + tan^2 x = 1/cos^2 x, multiplied by the upstream gradient `grad`"
 
-with aics.Graph().as_default():
-    ph = aics.placeholder(aics.float64, [None], name="x")
-    (d_tan,) = aics.gradients(aics.tan(ph), [ph])
-    assert d_tan is not None
-    with aics.Session() as sess:
-        graph_grad = sess.run(d_tan, feed_dict={ph: xs})
-print("graph: d tan/dx =", graph_grad)
-assert np.allclose(graph_grad, 1.0 / np.cos(xs) ** 2, rtol=1e-10)
 
-# The chain rule: an upstream gradient other than 1 must be multiplied in (eager and graph).
-upstream = np.array([2.0, -3.0, 0.5, 1.5, -0.25, 4.0, 1.0, -1.0, 0.75])
-xt = aics.constant(xs)
-with aics.GradientTape() as tape:
-    tape.watch(xt)
-    yt = aics.tan(xt) * aics.constant(upstream)
-chain = tape.gradient(yt, xt).numpy()
-assert np.allclose(chain, upstream / np.cos(xs) ** 2, rtol=1e-10), "multiply by the upstream gradient `grad`"
-with aics.Graph().as_default():
-    ph = aics.placeholder(aics.float64, [None], name="x")
-    gy = aics.placeholder(aics.float64, [None], name="grad_y")
-    (d_tan,) = aics.gradients(aics.tan(ph), [ph], grad_ys=[gy])
-    with aics.Session() as sess:
-        assert np.allclose(sess.run(d_tan, {ph: xs, gy: upstream}), upstream / np.cos(xs) ** 2, rtol=1e-10)
-### BEGIN HIDDEN TESTS
-# Written with ops, the gradient is itself differentiable: d2/dx2 tan x = 2 tan x / cos^2 x.
-with aics.GradientTape() as outer:
-    outer.watch(xt)
-    with aics.GradientTape() as inner:
-        inner.watch(xt)
+def _student_call(what, thunk, hint=""):
+    """thunk(); an error raised in the registered Tan gradient is reported with the student's own lines
+    (not this cell's), the release stub's NotImplementedError passes through as "not answered"."""
+    try:
+        return thunk()
+    except grading.CheckFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the answer raised is the feedback
+        if isinstance(exc, NotImplementedError) and not exc.args:
+            raise
+        code = getattr(aics.gradient_registry.function("Tan"), "__code__", None)
+        own = [f for f in _traceback.extract_tb(exc.__traceback__) if code and f.filename == code.co_filename]
+        raise grading.CheckFailed(f"{what}: your gradient raised {type(exc).__name__}: {exc}{hint}" + "".join(
+            f"\n    in {f.name}, line {f.lineno}: {(f.line or '').strip()}" for f in own)) from None
+
+
+def _eager_tan_grad(x, upstream=None):
+    """d tan/dx (times upstream) by a GradientTape, as a NumPy array."""
+    xt = aics.constant(x)
+    with aics.GradientTape() as tape:
+        tape.watch(xt)
         yt = aics.tan(xt)
-    first = inner.gradient(yt, xt)
-second = outer.gradient(first, xt)
-assert second is not None and np.allclose(second.numpy(), 2 * np.tan(xs) / np.cos(xs) ** 2, rtol=1e-8)
-### END HIDDEN TESTS
-print("Tan gradient: numerically checked, chain rule OK in eager and graph mode")
+    g = _student_call("tape.gradient(tan(x), x)", lambda: tape.gradient(
+        yt, xt, output_gradients=None if upstream is None else aics.constant(upstream)))
+    grading.check(g is not None, "tape.gradient(tan(x), x) gave None: return the gradient tensor")
+    return g.numpy()
+
+
+def _graph_tan_grad(x, upstream):
+    """(d tan/dx * upstream, computed by a Session from aics.gradients(..., grad_ys=...); the aicslib
+    functions the registered Tan gradient called directly while the graph was built)."""
+    with aics.Graph().as_default():
+        ph = aics.placeholder(aics.float64, [None], name="x")
+        gy = aics.placeholder(aics.float64, [None], name="grad_y")
+        y = aics.tan(ph)
+        numpy_hint = (". Write it with aicslib ops (aics.cos, aics.square, op.outputs[0], ...), not NumPy: "
+                      "graph tensors have no values while the graph is built")
+        (d,) = _student_call("in graph mode, aics.gradients(tan(x), [x], grad_ys=...)",
+                             lambda: aics.gradients(y, [ph], grad_ys=[gy]), numpy_hint)
+        _, called = grading.library_calls(aics.gradient_registry.function("Tan"), y.op, gy)
+        grading.check(d is not None, "aics.gradients(tan(x), [x]) gave None: return the gradient tensor")
+        with aics.Session() as sess:
+            return sess.run(d, {ph: x, gy: upstream}), called
+
+
+with grading.exercise("tan_gradient"):
+    grading.check(aics.gradient_registry.is_differentiable("Tan"),
+                  "no gradient is registered for 'Tan': run the cell above (@aics.RegisterGradient(\"Tan\"))")
+    _xs = np.linspace(-1.2, 1.2, 9)          # stays away from the poles at +-pi/2
+    _sec2 = 1.0 / np.cos(_xs) ** 2
+    _jac = np.asarray(_student_call("aics.test.compute_gradient(aics.tan, [x])",
+                                    lambda: aics.test.compute_gradient(aics.tan, [_xs]))[0][0])
+    if _jac.shape == (9, 9) and np.any(_jac - np.diag(np.diag(_jac))):
+        raise grading.CheckFailed(
+            f"the Jacobian of tan has entries off its diagonal (row 0: {np.round(_jac[0, :4], 4)}...): row i is "
+            f"computed with an upstream gradient that is 1 at i and 0 elsewhere, so multiply by `grad` (the chain rule)")
+    grading.check_array(_jac, np.diag(_sec2), "the Jacobian of tan at x = linspace(-1.2, 1.2, 9) "
+                        "(eager; row i: the upstream gradient is 1 at i, 0 elsewhere)", rtol=1e-9, hint=_TAN_HINT)
+    # The chain rule: an upstream gradient other than 1 must be multiplied in.
+    _up = np.array([2.0, -3.0, 0.5, 1.5, -0.25, 4.0, 1.0, -1.0, 0.75])
+    grading.check_array(_eager_tan_grad(_xs, _up), _up * _sec2,
+                        "d tan/dx times the upstream gradient [2, -3, 0.5, ...] (eager)", rtol=1e-9, hint=_TAN_HINT)
+    _graph_grad, _called = _graph_tan_grad(_xs, _up)
+    grading.check_array(_graph_grad, _up * _sec2, "d tan/dx times the upstream gradient, in a graph "
+                        "(aics.gradients with grad_ys, run by a Session)", rtol=1e-9, hint=_TAN_HINT)
+    ### BEGIN HIDDEN TESTS
+    # The rule: the formula itself, not another op's registered gradient.
+    _machinery = sorted(n for n in _called if n in {"gradients", "gradient", "watch", "function"} or n.endswith("_grad"))
+    grading.check(not _machinery, f"_tan_grad calls the gradient machinery ({', '.join(_machinery)}): write "
+                                  f"1 + tan^2 x (or 1/cos^2 x) with ops instead of differentiating other ops")
+    # Written with ops, the gradient is itself differentiable: d2/dx2 tan x = 2 tan x / cos^2 x.
+    _xt = aics.constant(_xs)
+    with aics.GradientTape() as _outer:
+        _outer.watch(_xt)
+        with aics.GradientTape() as _inner:
+            _inner.watch(_xt)
+            _yt = aics.tan(_xt)
+        _first = _student_call("tape.gradient(tan(x), x)", lambda: _inner.gradient(_yt, _xt))
+    _second = _student_call("the second derivative (a GradientTape inside another)",
+                            lambda: _outer.gradient(_first, _xt))
+    grading.check(_second is not None, "the second derivative of tan is None: build the gradient from ops")
+    grading.check_array(_second.numpy(), 2 * np.tan(_xs) * _sec2, "d2 tan/dx2 (a GradientTape inside another)",
+                        rtol=1e-8, hint="the gradient must be built from differentiable ops")
+    # Other points, and float32 stays float32.
+    _x32 = np.random.default_rng(4).uniform(-1.4, 1.4, 16).astype(np.float32)
+    grading.check_array(_eager_tan_grad(_x32), 1.0 / np.cos(_x32.astype(np.float64)) ** 2, "d tan/dx for float32 x",
+                        dtype=np.float32, rtol=1e-5, hint="keep the input's dtype: " + _TAN_HINT)
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 小结

@@ -20,15 +20,17 @@
 # 4. 把反向传播写成 GEMM：输入梯度 = GEMM + col2im，卷积核梯度 = im2col + GEMM，并与自动求导 (autograd) 对照；
 # 5. 比较 NHWC（TensorFlow）与 NCHW（Caffe）两种数据布局 (data layout) 的内存排列与速度；
 # 6. 对照 TensorFlow 的 `Conv2DOp::Compute` 与 `aicslib` 的对应代码；
-# 7. 练习：为给定的填充 (padding) 实现 im2col，并通过锁定的测试。
+# 7. 练习：自己算出输出尺寸和 SAME/VALID/显式填充 (padding)，实现 im2col，并通过锁定的测试。
 #
 # **运行时间**：完整设置下在笔记本电脑上全部运行约 15 秒（第 6 节的算法计时最长，有进度条）。
-# **练习**（自动评分，3 分）在第 8 节，是最后一个代码单元格之前的内容，没做完也能一直运行到底。
+# **练习**（自动评分，3 分）在第 8 节；没做完也能一直运行到底（练习后面用到 im2col 的单元格在练习通过之前用参考实现）。
 #
-# 代码按 TensorFlow 的分法放在 `aicslib/kernels/` 下，每种算法一个函数：前向在 `conv_ops.py`，两个反向在
-# `conv_grad_input_ops.py` 和 `conv_grad_filter_ops.py`，几者共用的几何与 im2col 工具在 `conv_2d.py`，
-# 分块与多线程在 `work_sharder.py`。`aics.nn.conv2d` 的 kernel 按一条写在 `choose_conv2d_algorithm` 里的规则选算法，
-# 环境变量 `AICS_CONV_ALGO` 可以强制指定。
+# 代码分两层，和 TensorFlow 一样“算子定义、kernel、加速库”各归各处：
+# * `aicslib/kernels/` 是可读的参考实现 (reference kernel)，按 TensorFlow 的分法每种算法一个函数：前向在 `conv_ops.py`，
+#   两个反向在 `conv_grad_input_ops.py` 和 `conv_grad_filter_ops.py`，共用的几何与 im2col 工具在 `conv_2d.py`；
+# * `aicslib/accel/` 是加速层 (speed layer)：C 写的 SGEMM 与 Winograd 变换（`accel/src/`，安装时编译）、分块与多线程
+#   （`work_sharder.py`）、选算法的规则（`conv_policy.py`）。它为同一个 `Conv2D` 算子注册了优先级 (priority) 更高的 kernel，
+#   所以默认跑它；环境变量 `AICS_ACCEL=0` 关掉整个加速层，换回参考 kernel，`AICS_CONV_ALGO` 可以强制指定算法。
 
 # %%
 import inspect
@@ -45,8 +47,10 @@ import aicslib as aics
 from aicslib import flags
 from aicslib.framework.kernel_shape_util import get_windowed_output_size
 from aicslib.kernels import conv_ops as co
-from aicslib.kernels import conv_2d as c2d, conv_grad_filter_ops as cgf, conv_grad_input_ops as cgi, work_sharder
+from aicslib.kernels import conv_2d as c2d, conv_grad_filter_ops as cgf, conv_grad_input_ops as cgi
 from aicslib.kernels import conv_layout as cl
+from aicslib.accel import c_sgemm, conv_policy, work_sharder
+from workbook import grading
 
 FAST = flags.FAST   # AICS_FAST=1 (CI): smaller layers and fewer repeats, same code path
 rng = np.random.default_rng(0)
@@ -313,17 +317,16 @@ assert all(results[(n, "im2col")] > results[(n, "direct")] for n in names)
 # **GEMM 本身从哪来？** im2col 和 Winograd 最后都落到 GEMM 上，所以卷积有多快，主要看 GEMM 有多快。
 # NumPy 的 `matmul` 调用 OpenBLAS，它在加载时按 CPU 型号挑选汇编 kernel；环境变量 `OPENBLAS_CORETYPE`
 # 可以把它固定成某一代 CPU 的 kernel（课程机器上是 `Haswell`：256 位向量，而 CPU 有 512 位的 FMA 单元，只用到一半峰值）。
-# aicslib 的卷积 kernel 因此用自己的 C SGEMM（`aicslib/native/src/aics_sgemm_packed.c`，第一次用时在本机以
-# `-march=native` 编译）：和 BLIS、GotoBLAS 一样，把 C 的一个 12x32 小块一直放在寄存器里 (micro-kernel)，
-# 每一步读 32 个 B、广播 12 个 A、做 24 次向量乘加；A、B 先“打包”(packing) 成连续的窄条，让 micro-kernel 顺序读、
-# 留在 L1/L2 缓存里。环境变量 `AICS_GEMM=blas` 换回 NumPy 的 BLAS。下面在一个卷积的 GEMM 形状上比较单线程的速度
-# （完整的表由 `python benchmarks/bench_gemm.py` 打印）：
+# aicslib 的加速层因此用自己的 C SGEMM（`aicslib/accel/src/aics_sgemm_packed.c`，`pip install` 时按 CPU 架构的
+# 基线指令集编译，另带 AVX2、AVX-512 两个版本，运行时按本机 CPU 选用；各版本的结果逐位相同）：和 BLIS、GotoBLAS 一样，
+# 把 C 的一个小块一直放在寄存器里 (micro-kernel)，每一步读一行 B、广播一列 A、做一串向量乘加；A、B 先“打包”(packing)
+# 成连续的窄条，让 micro-kernel 顺序读、留在 L1/L2 缓存里。环境变量 `AICS_GEMM=blas` 换回 NumPy 的 BLAS。
+# 下面在一个卷积的 GEMM 形状上比较单线程的速度（完整的表由 `python benchmarks/bench_gemm.py` 打印）：
 
 # %%
-from aicslib.native import sgemm_binding
-from aicslib.kernels import work_sharder
-
-gemm_lib = sgemm_binding.library()
+gemm_lib = c_sgemm.library()
+if gemm_lib is not None:
+    print("C SGEMM register tile (MR x NR) of this CPU's micro-kernel:", c_sgemm.micro_tile())
 m_, k_, n_ = (1568, 576, 64) if FAST else (6272, 1152, 128)     # 28x28x128 3x3 forward at batch 8
 a_g = rng.standard_normal((m_, k_)).astype(np.float32)
 b_g = rng.standard_normal((k_, n_)).astype(np.float32)
@@ -338,10 +341,10 @@ def blas_one_thread():
 gemm_rates = {"NumPy BLAS, 1 thread": 2 * m_ * k_ * n_ / best_time(blas_one_thread, 5) / 1e9}
 if gemm_lib is not None:
     gemm_rates["aicslib C SGEMM, 1 thread"] = 2 * m_ * k_ * n_ / best_time(
-        lambda: sgemm_binding.sgemm(gemm_lib, a_g, b_g, out_g), 5) / 1e9
+        lambda: c_sgemm.sgemm(gemm_lib, a_g, b_g, out_g), 5) / 1e9
     assert np.allclose(out_g, a_g @ b_g, rtol=1e-3, atol=1e-3)
 else:
-    print("the C SGEMM cannot be built here:", sgemm_binding.fallback_reason())
+    print("the C SGEMM was not built here:", c_sgemm.fallback_reason())
 print(f"GEMM {m_}x{k_} @ {k_}x{n_}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
 for label, rate in gemm_rates.items():
     print(f"  {label:28s} {rate:7.1f} GFLOP/s")
@@ -351,20 +354,28 @@ ax.set_xlabel("GFLOP/s, one thread"); ax.set_title("the GEMM under the convoluti
 
 # %% [markdown]
 # GEMM 越快，Winograd 的三个变换（$G g G^T$、$B^T d B$、$A^T M A$）所占的比例就越大。用 NumPy 写变换时，
-# 矩阵里每个非零元素就是一次整数组运算、一遍内存读写（F(4x4) 的输入变换要扫几十遍），在 4x28x28x64 的层上光输入变换
-# 就要 0.58 ms，比 GEMM 还慢。所以 aicslib 把三个变换也写成 C（`aicslib/native/src/aics_winograd.c`）：每个 tile 只读一次、
-# 在寄存器和 L1 里变换完、写一次，同一个变换降到约 0.04 ms；这样 3x3 卷积比 im2col 快 1.3–3.6 倍。算法规则
-# `choose_conv2d_algorithm` 因而有两套阈值：C 变换可用时（`native_winograd_rule()`），输入、输出通道都 ≥ 16 且
-# 2x2 tile 至少 160 个（GEMM 的行数）就用 Winograd，4x4 tile 至少 96 个就用 F(4x4, 3x3)；没有 C 编译器时沿用
-# NumPy 变换测出的阈值（通道 ≥ 64，C SGEMM 可用时再乘以 `NATIVE_GEMM_WINOGRAD_SCALE`）。
+# 矩阵里每个非零元素就是一次整数组运算、一遍内存读写（F(4x4) 的输入变换要扫几十遍），在中等大小的层上光输入变换
+# 就比 GEMM 还慢。所以加速层把三个变换也写成 C（`aicslib/accel/src/aics_winograd.c`）：每个 tile 只读一次、
+# 在寄存器和 L1 里变换完、写一次（两种写法各自的耗时由 `python benchmarks/bench_conv.py` 实测打印，上面第 6 节的图是
+# 本机上整个卷积的实测）。加速层选算法的规则 `conv_policy.choose_conv2d_algorithm` 因而有两套阈值：C 变换可用时（`native_winograd_rule()`），
+# 输入、输出通道都不少于 `NATIVE_WINOGRAD_MIN_CHANNELS` 且 2x2 tile 不少于 `NATIVE_WINOGRAD_MIN_TILES` 个（GEMM 的行数）
+# 就用 Winograd，4x4 tile 不少于 `NATIVE_WINOGRAD4_MIN_TILES` 个就用 F(4x4, 3x3)；没有 C 编译器时沿用 NumPy 变换测出的阈值
+# （通道不少于 `WINOGRAD_MIN_CHANNELS`，C SGEMM 可用时再乘以 `NATIVE_GEMM_WINOGRAD_SCALE`）。这些阈值的值由下一个单元格打印。
 
 # %% [markdown]
-# **哪种算法由谁决定？** `aics.nn.conv2d` 的 kernel 调用 `conv_ops.conv2d(..., algorithm="auto")`，规则写在
-# `choose_conv2d_algorithm` 里；环境变量 `AICS_CONV_ALGO`（经 `aicslib.flags` 读取）可以强制指定。
-# 下面的下拉框改的就是 `aicslib.flags.CONV_ALGO`，然后真正运行一次 `aics.nn.conv2d` 并计时：
+# **哪种算法由谁决定？** `aics.nn.conv2d` 选中的是加速层的 `Conv2D` kernel（优先级高于参考 kernel），它调用
+# `accel/conv_forward.py` 的 `conv2d(..., algorithm="auto")`，规则写在 `conv_policy.choose_conv2d_algorithm` 里；
+# 环境变量 `AICS_CONV_ALGO`（经 `aicslib.flags` 读取）可以强制指定。下面的下拉框改的就是 `aicslib.flags.CONV_ALGO`，
+# 然后真正运行一次 `aics.nn.conv2d` 并计时：
 
 # %%
-print(inspect.getsource(co.choose_conv2d_algorithm))
+print(inspect.getsource(conv_policy.choose_conv2d_algorithm))
+for name in ["NATIVE_WINOGRAD_MIN_CHANNELS", "NATIVE_WINOGRAD_MIN_TILES", "NATIVE_WINOGRAD4_MIN_TILES",
+             "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_PIXELS", "NATIVE_GEMM_WINOGRAD_SCALE"]:
+    print(f"{name} = {getattr(conv_policy, name)}")
+print("C Winograd transforms in use here (native_winograd_rule()):", conv_policy.native_winograd_rule())
+summary = aics.introspect.summary("Conv2D")
+print(summary[summary.index("kernels:"):])     # the reference kernel and the speed layer's, with its priority
 algo_picker = widgets.Dropdown(options=["auto", "direct", "im2col", "winograd"], value="auto", description="algorithm")
 algo_out = widgets.Output()
 xw = rng.standard_normal((1, 16, 16, 32)).astype(np.float32)
@@ -381,7 +392,8 @@ def run_with_algorithm(change=None):
         dt = time.perf_counter() - t0
     finally:
         flags.CONV_ALGO = saved
-    picked = algo_picker.value if algo_picker.value != "auto" else co.choose_conv2d_algorithm(ww.shape, 1, 1, xw.shape)
+    picked = algo_picker.value if algo_picker.value != "auto" else conv_policy.choose_conv2d_algorithm(
+        ww.shape, 1, 1, xw.shape)
     with algo_out:
         algo_out.clear_output()
         print(f"AICS_CONV_ALGO={algo_picker.value!r} -> ran {picked!r} in {dt * 1e3:.2f} ms, "
@@ -405,8 +417,8 @@ for a in ["direct", "winograd", "auto"]:
 # | 1. 读属性、检查参数 | 构造函数里 `GetAttr("strides")`、`GetAttr("padding")`、`GetAttr("data_format")`；`ComputeConv2DDimension` 检查 `input.dims()==4`、`in_depth == filter.dim_size(2)`（不等时报 `InvalidArgument`，信息里有两个形状） | `aicslib/ops/nn_ops.py` 的 `_conv2d_shape`（建图时）与 `conv_2d.conv_geometry`（运行时），错误变成 `InvalidArgumentError` |
 # | 2. 计算输出尺寸 | `GetWindowedOutputSizeVerbose(input_rows, filter_rows, dilation, stride, padding, &out_rows, &pad_top, &pad_bottom)` | `framework/kernel_shape_util.py` 的 `get_windowed_output_size`（同名同规则：SAME/VALID/EXPLICIT） |
 # | 3. 分配输出 | `context->allocate_output(0, out_shape, &output)` | `np.empty((N, Ho, Wo, K))` |
-# | 4. 选算法 | `LaunchConv2DOp<CPUDevice>`：1x1 卷积或卷积核覆盖整张图时直接 `MatMulConvFunctor`（一次 GEMM）；`LaunchDeepConvOp` 处理深层的特殊情况；否则 Eigen 的 `SpatialConvolution`（im2col + 张量缩并 = GEMM）；GPU 上交给 cuDNN 自己挑算法（包括 Winograd、FFT） | `conv_ops.conv2d` + `choose_conv2d_algorithm`：1x1 步长 1 直接 GEMM；3x3 步长 1 且通道、像素够多时 Winograd；否则 im2col + GEMM |
-# | 5. 注册 kernel | `REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_CPU).TypeConstraint<float>("T"), Conv2DOp<CPUDevice, float>)` | `kernels/conv_ops.py` 中直接写在 kernel 函数 `_conv2d_kernel` 上的 `@register_kernel("Conv2D", type_constraint=...)` |
+# | 4. 选算法 | `LaunchConv2DOp<CPUDevice>`：1x1 卷积或卷积核覆盖整张图时直接 `MatMulConvFunctor`（一次 GEMM）；`LaunchDeepConvOp` 是 TensorFlow 自带的 CPU Winograd（`deep_conv2d.cc`，只在环境变量 `TF_USE_DEEP_CONV2D=1` 时启用，默认关闭）；否则 Eigen 的 `SpatialConvolution`（im2col + 张量缩并 = GEMM）。编译时打开 `TENSORFLOW_USE_LIBXSMM_CONVOLUTIONS` 还有一条 libxsmm 路径（题目里引用的代码就带着它）。自 TF 2.9 起，x86 Linux 的官方包默认走 oneDNN 的卷积（`_MklConv2D`，由图改写换上），上面这些是关掉 oneDNN（`TF_ENABLE_ONEDNN_OPTS=0`）时的路径；GPU 上交给 cuDNN 自己挑算法（包括 Winograd、FFT） | 加速层的 `conv_forward.conv2d` + `conv_policy.choose_conv2d_algorithm`：1x1 步长 1 直接 GEMM；3x3 步长 1 且通道、tile 够多时 Winograd；否则 im2col + GEMM。参考 kernel `kernels/conv_ops.py` 只有 im2col + GEMM（和教学用的直接循环） |
+# | 5. 注册 kernel | `REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_CPU).TypeConstraint<float>("T"), Conv2DOp<CPUDevice, float>)`；同一算子的多个 kernel 靠 `.Priority(n)` 分先后 | 参考 kernel：`kernels/conv_ops.py` 里的 `@register_kernel("Conv2D", ...)`；加速层：`accel/conv_kernels.py` 里的 `@register_fast_kernel("Conv2D", ...)`，即优先级为 1 的同一注册 |
 #
 # 下面直接从活的注册表里找到这些代码：
 
@@ -428,19 +440,32 @@ else:
 # %% [markdown]
 # ## 8. 练习：为给定的填充实现 im2col
 #
-# 实现 `my_im2col(x, kh, kw, stride, padding)`：输入 NHWC 的 `x`，返回形状为 $(N H_o W_o)\times(k_h k_w C)$ 的 im2col 矩阵，
-# 行按 $(n, o_h, o_w)$ 排列，列按 $(i, j, c)$ 排列（与 HWIO 卷积核 `reshape(-1, K)` 的行顺序一致）。
-# `padding` 可以是 `"SAME"`、`"VALID"` 或显式的 `[(top, bottom), (left, right)]`。
-# 可以用 `get_windowed_output_size` 算输出尺寸和填充，用 `np.pad` 补零；不要在像素上写 Python 循环（在 $k_h\times k_w$ 个抽头上循环可以）。
-# 其余部分请自己用 NumPy 写：调用 aicslib 自己的 im2col（`im2col_view`、`pad_nhwc`、`conv2d_im2col` 等）不得分。
+# 实现 `my_im2col(x, kh, kw, stride, padding)`：输入 NHWC 的 `x`，返回形状为 $(N H_o W_o)\times(k_h k_w C)$ 的 im2col 矩阵
+# （dtype 与 `x` 相同），行按 $(n, o_h, o_w)$ 排列，列按 $(i, j, c)$ 排列（与 HWIO 卷积核 `reshape(-1, K)` 的行顺序一致）。
+# `padding` 可以是 `"SAME"`、`"VALID"` 或显式的 `[(top, bottom), (left, right)]`，`stride` 是高、宽两个方向共同的步长，可以是任意正整数。
+#
+# 输出尺寸和四个方向的填充要你自己算（本节要练的正是这条规则）：`SAME`、`VALID` 按第 1 节写出的 TensorFlow 规则
+# （`SAME` 的总填充为奇数时，多出的一个像素补在**后面**：下方、右方；总填充不会是负数）；显式填充时 $H_o=\lfloor (H+\text{top}+\text{bottom}-k_h)/s\rfloor+1$。
+# 补零用 `np.pad`；不要在像素上写 Python 循环（在 $k_h\times k_w$ 个抽头上循环可以；测试会数你的代码执行了多少行 Python）。
+# 其余部分请自己用 NumPy 写：调用 aicslib 自己的 im2col 工具（`im2col_view`、`pad_nhwc`、`conv2d_im2col`、`get_windowed_output_size` 等）不得分。
 
 # %% nbgrader={"grade": false, "grade_id": "my_im2col", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_im2col(x, kh, kw, stride, padding):
+    """The im2col matrix of the NHWC batch x: shape (N*Ho*Wo, kh*kw*C), rows (n, oh, ow), columns (i, j, c)."""
     N, H, W, C = x.shape
-    ph, pw = (padding, padding) if isinstance(padding, str) else padding
-    Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
-    Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
+    ph, pw = (padding, padding) if isinstance(padding, str) else padding   # "SAME", "VALID" or (before, after)
     ### BEGIN SOLUTION
+    def size_and_pads(n, k, pad):
+        if pad == "VALID":
+            return -(-(n - k + 1) // stride), 0, 0
+        if pad == "SAME":
+            out = -(-n // stride)                                # ceil(n / stride)
+            total = max((out - 1) * stride + k - n, 0)
+            return out, total // 2, total - total // 2          # the odd pixel goes after
+        return (n + pad[0] + pad[1] - k) // stride + 1, pad[0], pad[1]
+
+    Ho, pt, pb = size_and_pads(H, kh, ph)
+    Wo, pl, pr = size_and_pads(W, kw, pw)
     xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
     taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
             for i in range(kh) for j in range(kw)]          # each (N, Ho, Wo, C)
@@ -449,75 +474,110 @@ def my_im2col(x, kh, kw, stride, padding):
 
 
 # %% nbgrader={"grade": true, "grade_id": "my_im2col_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): my_im2col against aicslib's im2col view, the convolution it implies and an
-# independent brute-force im2col (one row per output pixel, straight from the definition). The answer may
-# call only the scaffold's helper from aicslib; calling aicslib's own im2col fails.
-_ALLOWED_AICSLIB = {"get_windowed_output_size"}     # the helper the exercise's scaffold uses
+# Test cell (locked): my_im2col against the reference im2col of workbook.references.im2col (written
+# independently of aicslib; the cell after this one compares it with aicslib's im2col_view) on SAME, VALID
+# and explicit paddings, strides 1 and 2. Calling aicslib's im2col helpers or the reference fails.
+import traceback as _traceback
+
+from workbook.references import im2col as _im2col_ref
 
 
-_im2col_calls = aics.test.library_calls   # (result, aicslib functions the answer called directly)
+def _student_call(call, run, fn, *args):
+    """run(fn, *args); an error raised in the student's code is reported with the student's own lines
+    (not this cell's), the release stub's NotImplementedError passes through as "not answered"."""
+    try:
+        return run(fn, *args)
+    except grading.CheckFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the answer raised is the feedback
+        if isinstance(exc, NotImplementedError) and not exc.args:
+            raise
+        own = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == fn.__code__.co_filename]
+        raise grading.CheckFailed(f"{call} raised {type(exc).__name__}: {exc}" + "".join(
+            f"\n    in {f.name}, line {f.lineno}: {(f.line or '').strip()}" for f in own)) from None
 
 
-def _pads(n, k, stride, padding):
-    """(before, after) padding of one dimension, TensorFlow's rule (SAME: the odd pixel goes after)."""
-    if padding == "VALID":
-        return 0, 0
-    if padding == "SAME":
-        total = max((-(-n // stride) - 1) * stride + k - n, 0)
-        return total // 2, total - total // 2
-    return tuple(padding)
+def _im2col_place(index, Ho, Wo, kw, C):
+    """Which output pixel, tap and channel an (row, column) of the im2col matrix is."""
+    row, col = index
+    n, pixel = divmod(row, Ho * Wo)
+    (oh, ow), (tap, c) = divmod(pixel, Wo), divmod(col, C)
+    i, j = divmod(tap, kw)
+    return f"row {row} is output pixel (n={n}, oh={oh}, ow={ow}); column {col} is tap (i={i}, j={j}), channel {c}"
 
 
-def _brute_im2col(x, kh, kw, stride, pads):
-    (pt, pb), (pl, pr) = pads
-    N, H, W, C = x.shape
-    Ho, Wo = (H + pt + pb - kh) // stride + 1, (W + pl + pr - kw) // stride + 1
-    rows = []
-    for n in range(N):
-        for oh in range(Ho):
-            for ow in range(Wo):
-                row = []
-                for i in range(kh):
-                    for j in range(kw):
-                        r, c = oh * stride + i - pt, ow * stride + j - pl
-                        inside = 0 <= r < H and 0 <= c < W
-                        row.extend(x[n, r, c] if inside else np.zeros(C, x.dtype))
-                rows.append(row)
-    return np.array(rows, dtype=x.dtype).reshape(N * Ho * Wo, kh * kw * C)
-
-
-def _check_im2col(shape, k, s, pad, seed):
+def _im2col_case(shape, k, stride, padding, seed):
+    """Checks my_im2col on one case; returns (the input, the student's matrix)."""
+    kh, kw = k
     xe = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    A_student, called = _im2col_calls(my_im2col, xe, k[0], k[1], s, pad)
-    A_student = np.asarray(A_student)
-    assert called <= _ALLOWED_AICSLIB, f"write im2col with NumPy: the answer calls {sorted(called - _ALLOWED_AICSLIB)}"
-    ph, pw = (pad, pad) if isinstance(pad, str) else pad
-    pads = [_pads(shape[1], k[0], s, ph), _pads(shape[2], k[1], s, pw)]
-    A_brute = _brute_im2col(xe, k[0], k[1], s, pads)
-    assert A_student.shape == A_brute.shape, (A_student.shape, A_brute.shape)
-    assert np.array_equal(A_student, A_brute), "differs from the brute-force im2col"
-    return A_student
+    call = f"my_im2col(x of shape {shape}, kh={kh}, kw={kw}, stride={stride}, padding={padding!r})"
+    got = _student_call(call, lambda *a: grading.no_library_calls(*a, what="my_im2col"), my_im2col,
+                        xe, kh, kw, stride, padding)
+    expected = _im2col_ref.im2col(xe, kh, kw, stride, padding)
+    Ho, Wo, pads_h, pads_w = _im2col_ref.geometry(shape, kh, kw, stride, padding)
+    grading.check(isinstance(got, np.ndarray), f"{call} returned {type(got).__name__}: return the NumPy matrix")
+    if got.shape != expected.shape:
+        which = ("Ho*Wo (the output size): SAME gives ceil(H/stride) rows of output, VALID ceil((H-kh+1)/stride), "
+                 "explicit (H+top+bottom-kh)//stride + 1; the same for W"
+                 if got.ndim != 2 or got.shape[0] != expected.shape[0] else "the columns: kh*kw*C, one per (tap, channel)")
+        raise grading.CheckFailed(f"{call}: expected shape {expected.shape} = (N*Ho*Wo, kh*kw*C) with Ho={Ho}, "
+                                  f"Wo={Wo}, got {got.shape}. Check {which}.")
+    grading.check(got.dtype == xe.dtype, f"{call}: expected dtype {xe.dtype} (the input's), got {got.dtype}: "
+                                         f"im2col copies values, it does not convert them")
+    differ = np.argwhere(got != expected)
+    hint = None
+    if differ.size:
+        hint = (f"{_im2col_place(tuple(differ[0]), Ho, Wo, kw, shape[3])}; it holds the padded input at row "
+                f"oh*stride+i, column ow*stride+j (here padding top/bottom {pads_h}, left/right {pads_w}: "
+                f"SAME puts the odd pixel after)")
+    grading.check_array(got, expected, call, dtype=xe.dtype, hint=hint)
+    return xe, got
 
 
-for shape, k, s, pad in [((2, 7, 6, 3), (3, 3), 1, "SAME"), ((1, 8, 8, 2), (3, 2), 2, "SAME"),
-                         ((2, 6, 7, 2), (2, 3), 2, "VALID"), ((1, 5, 5, 1), (3, 3), 1, [(2, 0), (1, 1)])]:
-    xe = rng.standard_normal(shape).astype(np.float32)
-    _check_im2col(shape, k, s, pad, 0)
-    A_student = np.asarray(my_im2col(xe, k[0], k[1], s, pad))
-    g = c2d.conv_geometry(xe.shape, (k[0], k[1], shape[3], 1), (s, s), pad)
-    xpe = c2d.pad_nhwc(xe, g["pt"], g["pb"], g["pl"], g["pr"])
-    A_ref = c2d.im2col_view(xpe, k[0], k[1], g["Ho"], g["Wo"], (s, s)).reshape(-1, k[0] * k[1] * shape[3])
-    assert A_student.shape == A_ref.shape, (A_student.shape, A_ref.shape)
-    assert np.array_equal(A_student, A_ref)
-    we = rng.standard_normal((k[0], k[1], shape[3], 4)).astype(np.float32)
-    y_student = (A_student @ we.reshape(-1, 4)).reshape(shape[0], g["Ho"], g["Wo"], 4)
-    assert np.allclose(y_student, co.conv2d_direct(xe, we, (s, s), pad), rtol=1e-4, atol=1e-4)
-### BEGIN HIDDEN TESTS
-_check_im2col((2, 9, 8, 2), (3, 3), 3, "SAME", 1)
-_check_im2col((1, 6, 5, 3), (4, 2), 1, [(0, 3), (2, 0)], 2)
-_check_im2col((1, 5, 5, 1), (5, 5), 1, "VALID", 3)
-### END HIDDEN TESTS
-print("my_im2col passes")
+with grading.exercise("my_im2col"):
+    _im2col_case((2, 7, 6, 3), (3, 3), 1, "SAME", 0)
+    _im2col_case((1, 8, 8, 2), (3, 2), 2, "SAME", 1)          # H: 1 padding pixel in all, it goes to the bottom
+    _im2col_case((1, 7, 9, 1), (3, 3), 2, "SAME", 2)
+    _im2col_case((2, 6, 7, 2), (2, 3), 2, "VALID", 3)
+    _im2col_case((1, 5, 5, 1), (3, 3), 1, [(2, 0), (1, 1)], 4)
+    ### BEGIN HIDDEN TESTS
+    _im2col_case((2, 9, 8, 2), (3, 3), 3, "SAME", 5)
+    _im2col_case((1, 6, 5, 3), (4, 2), 1, "SAME", 6)          # 3 padding rows: 1 on top, 2 below
+    _im2col_case((1, 9, 9, 2), (2, 2), 3, "SAME", 7)          # the window is smaller than the stride: no padding
+    _im2col_case((1, 10, 9, 1), (3, 2), 4, "VALID", 8)
+    _im2col_case((1, 6, 5, 3), (4, 2), 1, [(0, 3), (2, 0)], 9)
+    _im2col_case((1, 5, 5, 1), (5, 5), 1, "VALID", 10)
+    # The rule: no Python loop per output pixel (a loop over the kh*kw taps is fine).
+    _big = np.random.default_rng(11).standard_normal((1, 48, 48, 2)).astype(np.float32)
+    _, _lines = _student_call("my_im2col(x of shape (1, 48, 48, 2), 3, 3, 1, 'SAME')", grading.python_lines, my_im2col,
+                              _big, 3, 3, 1, "SAME")
+    grading.check(_lines <= 100 + 10 * 3 * 3,
+                  f"my_im2col ran {_lines} lines of Python for a 48x48 output with a 3x3 window: that is a loop "
+                  f"over output pixels (or rows). Loop over the kh*kw taps at most and slice all pixels at once")
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# 用 im2col 矩阵做一次带步长的卷积：一次 GEMM 就是整个卷积，结果与 `aics.nn.conv2d` 相同。下面用你的 `my_im2col`
+# （练习还没通过时，用参考实现 `workbook.references.im2col`）：
+
+# %%
+from workbook.references import im2col as im2col_reference
+
+im2col_fn = grading.use("my_im2col", my_im2col, im2col_reference.im2col, what="im2col (workbook.references.im2col)")
+x_ex = rng.standard_normal((2, 9, 8, 3)).astype(np.float32)
+w_ex = rng.standard_normal((3, 3, 3, 5)).astype(np.float32)
+A_ex = im2col_fn(x_ex, 3, 3, 2, "SAME")
+y_tf = aics.nn.conv2d(x_ex, w_ex, strides=2, padding="SAME").numpy()
+y_ex = (A_ex @ w_ex.reshape(-1, 5)).reshape(y_tf.shape)
+print("im2col matrix:", A_ex.shape, "| output:", y_ex.shape, "| max |im2col GEMM - aics.nn.conv2d| =",
+      float(np.abs(y_ex - y_tf).max()))
+assert np.allclose(y_ex, y_tf, rtol=1e-4, atol=1e-4)
+# the reference itself agrees with the definition (one pixel at a time) and with aicslib's strided view
+g_ex = c2d.conv_geometry(x_ex.shape, w_ex.shape, (2, 2), "SAME")
+A_view = c2d.im2col_view(c2d.pad_nhwc(x_ex, g_ex["pt"], g_ex["pb"], g_ex["pl"], g_ex["pr"]), 3, 3, g_ex["Ho"], g_ex["Wo"],
+                         (2, 2)).reshape(-1, 27)
+assert np.array_equal(im2col_reference.im2col(x_ex, 3, 3, 2, "SAME"), A_view)
+assert np.array_equal(im2col_reference.im2col_brute(x_ex, 3, 3, 2, "SAME"), A_view)
 
 # %% [markdown]
 # ## 小结

@@ -50,6 +50,7 @@ from aicslib.distribute import comm_model, launch, ring, split_batch, average_gr
 from aicslib.distribute import train_data_parallel as dp
 from aicslib.distribute.pipeline import Pipeline, Stage, bubble_fraction, gpipe_schedule
 from aicslib.framework.device import DeviceSpec, session_device_count, visible_device_map
+from workbook import grading
 
 FAST = flags.FAST   # AICS_FAST=1 (CI): smaller models and fewer repeats, same code path
 rng = np.random.default_rng(0)
@@ -481,10 +482,11 @@ plt.show()
 #
 # 实现 `my_reduce_scatter_step(buffers, step)`：`buffers` 是 $p$ 个一维 NumPy 数组（模拟 $p$ 个 rank 的缓冲区，
 # 长度 $n$ 相同，$n$ 不一定能被 $p$ 整除），**就地 (in place)** 完成第 `step` 步：
-# 每个 rank $r$ 从左邻居 $(r-1) \bmod p$ 收到第 $(r-\text{step}-1) \bmod p$ 块，加到自己的这一块上。
+# 每个 rank $r$ 从左邻居 $(r-1) \bmod p$ 收到第 $(r-\text{step}-1) \bmod p$ 块，加到自己的这一块上；这一步里其他块都不变。
 # 块的边界用 `ring.chunk_bounds(n, p)`（与 `np.array_split` 相同）。
-# 注意：同一步里所有消息是**同时**发出的——先取出所有要发的数据，再做加法。
-# 直接调用 aicslib 自己的 `reduce_scatter_step` 不得分。
+# 注意：同一步里所有消息是**同时**发出的——加上的是左邻居在这一步**之前**的数据。
+# 测试会在**每一步之后**检查每个 rank 的缓冲区是否等于环形算法走完这一步时的状态（不只看最后的结果），
+# 再用你的一步拼出完整的 ring-allreduce，与 NumPy 的求和比较。直接调用 aicslib 自己的 `reduce_scatter_step` 不得分。
 
 # %% nbgrader={"grade": false, "grade_id": "my_reduce_scatter_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_reduce_scatter_step(buffers, step):
@@ -501,47 +503,78 @@ def my_reduce_scatter_step(buffers, step):
 
 
 # %% nbgrader={"grade": true, "grade_id": "my_reduce_scatter_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): the answer against a brute-force reduce-scatter written from the definition
-# (each rank's chunk c after the phase = the sum over the ranks that have passed it on), and a full
+# Test cell (locked): after every step, every rank's buffer against the ring algorithm's state after that
+# step (workbook.references.ring_allreduce, from the definition, without stepping), then a whole
 # ring-allreduce built on the answer against NumPy's sum. Calling aicslib's own step fails.
-_ALLOWED = {"chunk_bounds"}
+import traceback as _traceback
+
+from workbook.references import ring_allreduce as _ring_ref
 
 
-def _brute_after_reduce_scatter(arrays):
-    """Rank r's buffer after the p-1 steps, from the definition: its chunk c has travelled the
-    ring from rank c to rank r, picking up every rank's input on the way (c, c+1, ..., r)."""
-    p = len(arrays)
-    bounds = ring.chunk_bounds(arrays[0].size, p)
-    out = [a.astype(np.float64).copy() for a in arrays]
-    for r in range(p):
-        for c, (lo, hi) in enumerate(bounds):
-            hops = (r - c) % p
-            out[r][lo:hi] = sum(arrays[(r - j) % p][lo:hi] for j in range(hops + 1))
-    return out
+def _student_call(call, run, fn, *args):
+    """run(fn, *args); an error raised in the student's code is reported with the student's own lines
+    (not this cell's), the release stub's NotImplementedError passes through as "not answered"."""
+    try:
+        return run(fn, *args)
+    except grading.CheckFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the answer raised is the feedback
+        if isinstance(exc, NotImplementedError) and not exc.args:
+            raise
+        own = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == fn.__code__.co_filename]
+        raise grading.CheckFailed(f"{call} raised {type(exc).__name__}: {exc}" + "".join(
+            f"\n    in {f.name}, line {f.lineno}: {(f.line or '').strip()}" for f in own)) from None
 
 
-def _check_step(p, n, seed):
+def _step_hint(p, n, step, rank, got, before, expected):
+    """What the first wrong element of rank's buffer says about the mistake."""
+    i = int(np.flatnonzero(got != expected)[0])
+    c, receives, left = _ring_ref.chunk_of(i, n, p), (rank - step - 1) % p, (rank - 1) % p
+    if c != receives:
+        return (f"element {i} is in chunk {c}, but at step {step} rank {rank} receives only chunk {receives} "
+                f"(from rank {left}); every other chunk of its buffer stays as it was")
+    if got[i] == before[i]:
+        return f"chunk {c} did not change: add rank {left}'s chunk {c} to rank {rank}'s"
+    return (f"chunk {c} is the one rank {rank} receives at step {step}: add rank {left}'s chunk {c} as it was "
+            f"before this step (all messages of a step travel at the same time), once")
+
+
+def _check_steps(p, n, seed):
     g = np.random.default_rng(seed)
     arrays = [g.integers(-9, 10, size=n).astype(np.float64) for _ in range(p)]
     bufs = [a.copy() for a in arrays]
-    for s in range(p - 1):
-        _, called = aics.test.library_calls(my_reduce_scatter_step, bufs, s)
-        assert called <= _ALLOWED, f"write the step with NumPy: the answer calls {sorted(called - _ALLOWED)}"
-    expected = _brute_after_reduce_scatter(arrays)
-    for r in range(p):
-        assert np.array_equal(bufs[r], expected[r]), f"p={p}, n={n}: rank {r} holds {bufs[r]}, expected {expected[r]}"
-    full = ring.simulate_ring_allreduce(arrays, reduce_scatter=my_reduce_scatter_step)
-    for r in range(p):
-        assert np.array_equal(full[r], np.sum(arrays, axis=0)), f"ring-allreduce with your step: rank {r} is wrong"
+    originals = list(bufs)
+    for step in range(p - 1):
+        call = f"my_reduce_scatter_step(buffers, step={step}) with p={p} ranks of n={n} elements"
+        before = [b.copy() for b in bufs]
+        _student_call(call, lambda *a: grading.no_library_calls(*a, allowed={"chunk_bounds"},
+                                                                what="my_reduce_scatter_step"),
+                      my_reduce_scatter_step, bufs, step)
+        grading.check(len(bufs) == p and all(b is o for b, o in zip(bufs, originals)),
+                      f"{call}: the list of buffers changed: update each rank's own array in place "
+                      f"(buffers[r][lo:hi] += ...), do not replace it")
+        expected = _ring_ref.reduce_scatter_state(arrays, step + 1)
+        for rank in range(p):
+            hint = None
+            if bufs[rank].shape == expected[rank].shape and not np.array_equal(bufs[rank], expected[rank]):
+                hint = _step_hint(p, n, step, rank, bufs[rank], before[rank], expected[rank])
+            inputs = f" (the ranks' inputs: {[a.tolist() for a in arrays]})" if p * n <= 40 else ""
+            grading.check_array(bufs[rank], expected[rank], f"{call}: rank {rank}'s buffer after step {step}{inputs}",
+                                hint=hint)
+    full = _student_call(f"ring.simulate_ring_allreduce(arrays of p={p} ranks, reduce_scatter=my_reduce_scatter_step)",
+                         lambda fn, a: ring.simulate_ring_allreduce(a, reduce_scatter=fn), my_reduce_scatter_step, arrays)
+    for rank in range(p):
+        grading.check_array(full[rank], np.sum(arrays, axis=0), f"ring-allreduce with your step (p={p}, n={n}): "
+                            f"rank {rank}'s result", hint="after reduce-scatter and allgather every rank holds the sum")
 
 
-for p, n in [(2, 4), (3, 7), (4, 10)]:
-    _check_step(p, n, p * 100 + n)
-### BEGIN HIDDEN TESTS
-for p, n in [(1, 5), (5, 3), (6, 23), (3, 0)]:
-    _check_step(p, n, p * 100 + n + 1)
-### END HIDDEN TESTS
-print("my_reduce_scatter_step passes")
+with grading.exercise("my_reduce_scatter_step"):
+    for _p, _n in [(2, 4), (3, 7), (4, 10)]:
+        _check_steps(_p, _n, _p * 100 + _n)
+    ### BEGIN HIDDEN TESTS
+    for _p, _n in [(1, 5), (5, 3), (6, 23), (3, 0), (7, 50)]:
+        _check_steps(_p, _n, _p * 100 + _n + 1)
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 小结

@@ -41,6 +41,7 @@ import aicslib as aics
 from aicslib import flags
 from aicslib.datasets.images import data_dir
 from aicslib.visualize import draw_graph, needed_ops
+from workbook import grading
 
 FAST = flags.FAST
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(aics.__file__)))   # the repository (for the subprocess)
@@ -135,16 +136,21 @@ print("same", len(messages(LOG)), "lines with either variable")
 # %% [markdown]
 # ## 3. 练习：把日志解析成结构化数据（3 分）
 #
-# 实现 `parse_vlog(text)`，返回一个字典：
+# 实现 `parse_vlog(text)`，返回一个字典，描述日志里**第一次** `sess.run`：
 #
 # * `"kept"`、`"total"`：剪枝行 `... keeping N of M nodes` 里的 N 与 M（整数）；
-# * `"pruned"`：剪枝行 `Pruned (not needed by the fetches): x, y` 里的节点名列表（按日志中的顺序）；没有这一行时为空列表；
+# * `"pruned"`：剪枝行 `Pruned (not needed by the fetches): x, y` 里的节点名列表，**保持日志中的顺序**（即图里的顺序，不是字母序）；这次 run 没有这一行时为空列表；
 # * `"placement"`：字典，节点名 → 设备，来自 `Placing node 'NAME' (OP) on DEVICE; ...`；
 # * `"executed"`：执行顺序，来自 `Executing kernel OP for node 'NAME' on DEVICE: ...` 的节点名列表。
 #
-# 注意：节点名可以含 `/`（名字作用域 (name scope)）；不带前缀的行要跳过（例如程序自己 `print` 的行：用 `2>&1` 把 stdout 和 stderr 合在一起看日志时会混进来；多行消息的续行也没有前缀）；其他格式的行（Grappler、`placed on`、`Process node` 等）不属于这四项，忽略即可；一份日志里可能有多次 `run`，
-# `"executed"` 只要**第一次** `run` 的（即第一个剪枝行之后、下一个剪枝行或 `Executing` 序列重新开始之前的执行行——
-# 简单起见：测试用的日志只有一次 `run`）。只用 Python 标准库（`re`、字符串方法）。
+# 一份日志里可能有多次 `run`，只要第一次的。第一次 run 在下一次 run 开始处结束，下一次 run 有两种开始方式：
+# 取值或喂值不同时要重新建计划，日志里出现**新的剪枝行**；取值和喂值相同时直接复用缓存的计划，没有剪枝、放置行，
+# 只有 `Process node`/`Executing` 行——这时**已经执行过的节点又执行一次**（一次 run 里每个节点只执行一次）。
+#
+# 注意：节点名可以含 `/`（名字作用域 (name scope)）；不带前缀的行要跳过（例如程序自己 `print` 的行：用 `2>&1` 把 stdout 和
+# stderr 合在一起看日志时会混进来；多行消息的续行也没有前缀）；其他格式的行（Grappler、`placed on`、`Process node` 等）
+# 不属于这四项，忽略即可（当然也可以用 `Process node: ID step N` 里的 step 编号 N 来区分不同的 run）。只用 Python 标准库（`re`、字符串方法）。
+# 测试用上面的日志和一个新程序的日志（三次 `run`）检查，答案与运行时自己报告的结果（剪枝集合、`FULL_TRACE` 记录的放置和执行顺序）比较。
 
 # %% nbgrader={"grade": false, "grade_id": "parse_vlog", "locked": false, "schema_version": 3, "solution": true, "task": false}
 PREFIX = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWE] [^ ]+:\d+\] (.*)$")
@@ -156,10 +162,12 @@ def parse_vlog(text):
     for line in text.splitlines():
         m = PREFIX.match(line)
         if m is None:
-            continue                      # a continuation line of a multi-line message
+            continue                      # the program's own output, or a continuation line
         msg = m.group(1)
         p = re.search(r"keeping (\d+) of (\d+) nodes$", msg)
         if msg.startswith("Pruning graph for fetches") and p:
+            if result["kept"] is not None:
+                break                     # a second pruning line: the next run (a new plan)
             result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
         elif msg.startswith("Pruned (not needed by the fetches): "):
             result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",") if s.strip()]
@@ -167,15 +175,21 @@ def parse_vlog(text):
             p = re.match(r"Placing node '([^']+)' \([^)]*\) on ([^;]+);", msg)
             result["placement"][p.group(1)] = p.group(2)
         elif msg.startswith("Executing kernel "):
-            result["executed"].append(re.match(r"Executing kernel \S+ for node '([^']+)'", msg).group(1))
+            name = re.match(r"Executing kernel \S+ for node '([^']+)'", msg).group(1)
+            if name in result["executed"]:
+                break                     # a node runs again: the cached plan's next run
+            result["executed"].append(name)
     ### END SOLUTION
     return result
 
 
 # %% nbgrader={"grade": true, "grade_id": "parse_vlog_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): parse_vlog on the log above and on a new program (name scopes, a soft-placed
-# node, a fed tensor, Grappler rewrites), checked against what the Session itself reports:
-# the pruned set from aicslib.visualize.needed_ops, placement and order from a FULL_TRACE run.
+# Test cell (locked): parse_vlog on the log above (one run) and on a new program's log (name scopes, a
+# soft-placed node, a fed tensor, Grappler rewrites, three runs: the same fetch twice, then another), each
+# against what the runtime itself reports for the first run: the pruned nodes in graph order (from
+# aicslib.visualize.needed_ops), placement and kernel order from a FULL_TRACE run.
+import traceback as _traceback
+
 _CHECK_PROGRAM = textwrap.dedent('''
     import numpy as np
     import aicslib as aics
@@ -190,67 +204,131 @@ _CHECK_PROGRAM = textwrap.dedent('''
                 s = aics.reduce_sum(h, name="s")
         unused = aics.exp(x, name="side/unused")
         t = aics.add(s, aics.multiply(aics.constant(2.0), aics.constant(4.0)), name="total")
+        norm = aics.reduce_max(aics.abs(w), name="aux/norm")
     with aics.Session(graph=g) as sess:
         print(sess.run(t, feed_dict={x: [1.0, 2.0, 3.0]}))
+        print(sess.run(t, feed_dict={x: [4.0, 5.0, 6.0]}))       # the cached plan again
+        print(sess.run(unused, feed_dict={x: [0.0, 1.0, 2.0]}))  # other fetches: a new plan
 ''')
-_, _log2 = run_with_vlog(_CHECK_PROGRAM, 3)
-_r1, _r2 = parse_vlog(LOG), parse_vlog(_log2)
-assert set(_r1) >= {"kept", "total", "pruned", "placement", "executed"}
-# A log read off a terminal also holds the program's own output (2>&1): lines without a prefix.
-assert parse_vlog(LOG + out) == _r1, "lines without the log prefix (the program's own output) must be skipped"
-assert (_r1["kept"], _r1["total"]) == (7, 11), (_r1["kept"], _r1["total"])
-assert sorted(_r1["pruned"]) == ["Const", "a", "d", "e"], _r1["pruned"]
-assert _r1["executed"] == ["b", "c", "k", "mul", "c_scaled"], _r1["executed"]
-assert _r2["pruned"] == ["inputs/x", "side/unused"], _r2["pruned"]
-assert (_r2["kept"], _r2["total"]) == (9, 11), (_r2["kept"], _r2["total"])
-# The truth, from the runtime itself rather than from the log:
-_g = aics.Graph()
-_ns = {}
-exec(_CHECK_PROGRAM.split("with aics.Session")[0], _ns)
-_gr, _x, _t = _ns["g"], _ns["x"], _ns["t"]
-assert set(_r2["pruned"]) == {op.name for op in _gr.get_operations()} - needed_ops(_gr, _t, feeds={_x: 0.0})
-with aics.Session(graph=_gr) as _s:
-    _md = aics.RunMetadata()
-    _s.run(_t, {_x: [1.0, 2.0, 3.0]}, options=aics.RunOptions(trace_level=aics.RunOptions.FULL_TRACE), run_metadata=_md)
-_trace = _md.node_stats()
-assert _r2["executed"] == [n.node_name for n in _trace], (_r2["executed"], [n.node_name for n in _trace])
-assert _r2["placement"] == {n.node_name: n.device for n in _trace}, _r2["placement"]
-assert any("/" in name for name in _r2["executed"])
-print("parse_vlog: all checks passed")
+_out2, _log2 = run_with_vlog(_CHECK_PROGRAM, 3)
+
+
+def _student_parse(text, which):
+    """parse_vlog(text) without library calls; an error raised in the student's code is reported with
+    the student's own lines, the release stub's NotImplementedError passes through as "not answered"."""
+    try:
+        parsed, called = grading.library_calls(parse_vlog, text)
+    except grading.CheckFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the answer raised is the feedback
+        if isinstance(exc, NotImplementedError) and not exc.args:
+            raise
+        own = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == parse_vlog.__code__.co_filename]
+        raise grading.CheckFailed(f"parse_vlog({which}) raised {type(exc).__name__}: {exc}" + "".join(
+            f"\n    in {f.name}, line {f.lineno}: {(f.line or '').strip()}" for f in own)) from None
+    called = sorted(name for name in called if not name.startswith("<"))
+    grading.check(not called, f"parse_vlog calls the library ({', '.join(called)}): write the parser yourself "
+                              f"with re and string methods")
+    return parsed
+
+
+def _runtime_truth(program, fetch, feed, value):
+    """What the Session reports for the first run of `program`'s graph: pruned nodes in graph order,
+    and placement and kernel order from RunMetadata (FULL_TRACE)."""
+    ns = {}
+    exec(program.split("with aics.Session")[0], ns)
+    graph = ns["g"]
+    fetch_t, feed_t = graph.get_tensor_by_name(fetch + ":0"), graph.get_tensor_by_name(feed + ":0")
+    needed = needed_ops(graph, fetch_t, feeds={feed_t: 0.0})
+    names = [op.name for op in graph.get_operations()]
+    with aics.Session(graph=graph) as sess:
+        md = aics.RunMetadata()
+        sess.run(fetch_t, {feed_t: value}, options=aics.RunOptions(trace_level=aics.RunOptions.FULL_TRACE),
+                 run_metadata=md)
+    trace = md.node_stats()
+    pruned = [n for n in names if n not in needed]
+    return {"kept": len(names) - len(pruned), "total": len(names), "pruned": pruned,
+            "placement": {n.node_name: n.device for n in trace}, "executed": [n.node_name for n in trace]}
+
+
+def _compare(got, want, which):
+    """Checks one parse against the truth, naming the key and the usual mistake."""
+    grading.check(isinstance(got, dict) and set(got) >= set(want),
+                  f"parse_vlog({which}) must return a dict with the keys {sorted(want)}, got {got!r:.200}")
+    for key in ("kept", "total"):
+        grading.check(got[key] == want[key], f"parse_vlog({which})[{key!r}]: expected {want[key]!r} (from the first "
+                                             f"run's line '... keeping N of M nodes'), got {got[key]!r}")
+    g, w = list(got["pruned"]), want["pruned"]
+    why = ("the same names in another order: keep the log's order (the graph's), do not sort" if sorted(g) == sorted(w)
+           else "names of a later run: only the first run's 'Pruned (...)' line counts" if set(g) > set(w)
+           else "the names of the first run's 'Pruned (not needed by the fetches): ...' line, each whole (with its /)")
+    grading.check(g == w, f"parse_vlog({which})['pruned']: expected {w}, got {g} ({why})")
+    g, w = dict(got["placement"]), want["placement"]
+    extra, wrong = sorted(set(g) - set(w)), sorted(n for n in set(g) & set(w) if g[n] != w[n])
+    why = (f"{extra} are placed by a later run: only the first run" if extra
+           else f"node {wrong[0]!r} ran on {w[wrong[0]]}: the device of its 'Placing node' line (soft placement can "
+                f"move a node off the device it asked for)" if wrong
+           else "every node of the first run's 'Placing node ...' lines, the whole name")
+    grading.check(g == w, f"parse_vlog({which})['placement']: expected {w}, got {g} ({why})")
+    g, w = list(got["executed"]), want["executed"]
+    why = ("the log's order is the order the kernels ran in: keep it" if sorted(g) == sorted(w)
+           else f"the first run executes {len(w)} kernels; the next run starts at a new pruning line or where a node "
+                f"executes again (a run executes each node once)" if g[:len(w)] == w
+           else "the node names of the first run's 'Executing kernel ... for node NAME' lines, in order")
+    grading.check(g == w, f"parse_vlog({which})['executed']: expected {w}, got {g} ({why})")
+
+
+with grading.exercise("parse_vlog"):
+    _r1 = _student_parse(LOG, "LOG")
+    _compare(_r1, _runtime_truth(PROGRAM, "c_scaled", "a", [3.0, 4.0]), "LOG")
+    grading.check(_student_parse(LOG + out, "LOG + out") == _r1,
+                  "parse_vlog(LOG + out) differs from parse_vlog(LOG): lines without the log prefix (the program's own "
+                  "output, read together with the log via 2>&1) must be skipped")
+    _compare(_student_parse(_log2, "the log of _CHECK_PROGRAM"),
+             _runtime_truth(_CHECK_PROGRAM, "total", "inputs/x", [1.0, 2.0, 3.0]),
+             "the log of _CHECK_PROGRAM (three runs)")
+    ### BEGIN HIDDEN TESTS
+    # The program's output mixed in, and a hand-made log: the first run prunes nothing (a later one does),
+    # a continuation line without the prefix, severities W and E, the same plan run again.
+    _compare(_student_parse(_out2 + _log2 + _out2, "output + log"),
+             _runtime_truth(_CHECK_PROGRAM, "total", "inputs/x", [1.0, 2.0, 3.0]), "the program's output and its log")
+
+    def _line(msg, sev="I"):
+        return f"2026-01-02 03:04:05.678901: {sev} aicslib/framework/session.py:345] {msg}"
+
+    def _ran(node_id, step, name, op, device="/device:CPU:0"):
+        return [_line(f"Process node: {node_id} step {step} {{{{node {name}}}}} = {op}[T=DT_FLOAT]() device: {device}"),
+                _line(f"Executing kernel {op} for node '{name}' on {device}: inputs [] -> [float32[]] in 1.0us")]
+
+    _hand = "\n".join([
+        _line("Pruning graph for fetches [z:0] feeds []: keeping 3 of 3 nodes"),
+        _line("Placing node 'p/q_1' (Const) on /device:CPU:0; kernel registered at aicslib/kernels/array_ops.py:12"),
+        _line("Placing node 'r' (Const) on /device:CPU:0; kernel registered at aicslib/kernels/array_ops.py:12"),
+        _line("Placing node 'z' (AddV2) on /device:MLU:0; kernel registered at aicslib/kernels/cwise_ops.py:108", "W"),
+        *_ran(0, 1, "r", "Const"),
+        "    continued: Executing kernel Const for node 'ghost' on /device:CPU:0: inputs [] -> [] in 1.0us",
+        *_ran(1, 1, "p/q_1", "Const"), *_ran(2, 1, "z", "AddV2", "/device:MLU:0"),
+        *_ran(0, 2, "r", "Const"), *_ran(1, 2, "p/q_1", "Const"), *_ran(2, 2, "z", "AddV2", "/device:MLU:0"),
+        _line("Pruning graph for fetches [p/q_1:0] feeds []: keeping 1 of 3 nodes"),
+        _line("Pruned (not needed by the fetches): z, r", "E"),
+        _line("Placing node 'p/q_1' (Const) on /device:CPU:0; kernel registered at aicslib/kernels/array_ops.py:12"),
+        *_ran(0, 3, "p/q_1", "Const"),
+    ])
+    _compare(_student_parse(_hand, "a hand-made log"),
+             {"kept": 3, "total": 3, "pruned": [], "executed": ["r", "p/q_1", "z"],
+              "placement": {"p/q_1": "/device:CPU:0", "r": "/device:CPU:0", "z": "/device:MLU:0"}}, "a hand-made log")
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. 分析日志
 #
-# 下面用解析结果（你的 `parse_vlog`；没完成时用一个参考解析器）回答 5.10 要问的问题。
+# 下面用解析结果（你的 `parse_vlog`；练习没通过时用参考解析器 `workbook.references.vlog.parse_vlog`）回答 5.10 要问的问题。
 
 # %%
-def _reference_parse(text):
-    result = {"kept": None, "total": None, "pruned": [], "placement": {}, "executed": []}
-    for line in text.splitlines():
-        m = PREFIX.match(line)
-        if m is None:
-            continue
-        msg = m.group(1)
-        if msg.startswith("Pruning graph for fetches"):
-            p = re.search(r"keeping (\d+) of (\d+) nodes$", msg)
-            result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
-        elif msg.startswith("Pruned (not needed by the fetches): "):
-            result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]
-        elif msg.startswith("Placing node '"):
-            p = re.match(r"Placing node '([^']+)' \([^)]*\) on ([^;]+);", msg)
-            result["placement"][p.group(1)] = p.group(2)
-        elif msg.startswith("Executing kernel "):
-            result["executed"].append(re.match(r"Executing kernel \S+ for node '([^']+)'", msg).group(1))
-    return result
+from workbook.references import vlog as vlog_reference
 
-
-try:
-    parsed = parse_vlog(LOG)
-    assert parsed["executed"]
-except Exception as e:  # the exercise is not done yet: carry on with the reference parser
-    print("parse_vlog not usable yet:", type(e).__name__, "- using the reference parser")
-    parsed = _reference_parse(LOG)
-
+parse = grading.use("parse_vlog", parse_vlog, vlog_reference.parse_vlog, what="parser workbook.references.vlog.parse_vlog")
+parsed = parse(LOG)
 grappler_lines = [m.group(1) for m in map(PREFIX.match, LOG.splitlines())
                   if m and re.match(r"^\w+: Graph size after: ", m.group(1))]
 print(f"剪枝 (pruning): kept {parsed['kept']} of {parsed['total']} nodes; pruned: {parsed['pruned']}")
@@ -413,7 +491,7 @@ def parse_tf_log(text):
 
 
 def parse_aicslib_log(text):
-    r = _reference_parse(text)
+    r = parse(text)
     msgs = [m.group(1) for m in map(PREFIX.match, text.splitlines()) if m]
     r["folded"] = [m.group(1) for m in (re.match(r"^Folded node: \{\{node (\S+)\}\}", s) for s in msgs) if m]
     r["removed"] = [m.group(1) for m in (re.match(r"^constant_folding: removing unused constant '(\S+)'", s)
@@ -504,9 +582,30 @@ for what, pattern in EVENTS:
     assert first_line(tf_msgs, pattern) != "(none)" and first_line(our_msgs, pattern) != "(none)", what
 
 # %% [markdown]
+# 下面的差异里引用的数字，都从两份日志里数出来：
+
+# %%
+def kernels_of_type(log_msgs, op_type):
+    """Nodes of type op_type that an executor ran ('Process node: ... {{node NAME}} = OP[...]')."""
+    return [m.group(1) for m in (re.match(r"^Process node: \d+ step \d+ \{\{node (\S+)\}\} = (\w+)", s)
+                                 for s in log_msgs) if m and m.group(2) == op_type]
+
+
+num_optimizers = {who: int(re.search(r"num_optimizers=(\d+)", first_line(msgs, r"num_optimizers=")).group(1))
+                  for who, msgs in [("TensorFlow 2.21", tf_msgs), ("aicslib", our_msgs)]}
+print(f"nodes placed: TensorFlow {len(tf['placement'])} (the whole graph), aicslib {len(ours['placement'])} "
+      f"(what the Session kept)")
+print("TF's model_pruner:", first_line(tf_msgs, r"^model_pruner: Graph size after")[:60])
+print("optimizers ('Optimize GrapplerItem ... num_optimizers'):", num_optimizers)
+print("folded: TensorFlow", tf["folded"], "| aicslib", ours["folded"])
+print("Mul kernels run: TensorFlow", kernels_of_type(tf_msgs, "Mul"), "| aicslib", kernels_of_type(our_msgs, "Mul"))
+assert len(tf["placement"]) == len(nodes) == 11 and num_optimizers["TensorFlow 2.21"] == 13
+assert len(kernels_of_type(tf_msgs, "Mul")) == 1 and len(kernels_of_type(our_msgs, "Mul")) == 2
+
+# %% [markdown]
 # **差异与原因**（对照上面打印的结果，逐条都能在日志里找到）：
 #
-# 1. **剪枝发生在哪里**。TF 2.x 先把**整张图**（11 个节点，包括用不到的 `d`、`e`）交给放置器 (placer)，所以放置行有 11 行；
+# 1. **剪枝发生在哪里**。TF 2.x 先把**整张图**（上面数出的 11 个节点，包括用不到的 `d`、`e`）交给放置器 (placer)，每个节点都有一行放置；
 #    然后由 Grappler 的 `model_pruner` 按取值节点剪枝：`Graph size after: 8 nodes (-3)`，剪掉 `d`、`e`、`e/y`。
 #    aicslib 的 Session 先剪枝（`Pruned (not needed by the fetches): ...`），再交给 Grappler，所以它的 `model_pruner`
 #    没事可做（`(0)`），放置也只放留下的节点。结论相同：取值用不到的节点不运行。也因为 TF 先放置、后优化，
@@ -517,7 +616,7 @@ for what, pattern in EVENTS:
 #    把 `(a * b) * k` 改写成 `a * (b * k)`，于是 `b * k = [10, 20]` 也被折叠（日志里 `Folded node: {{node c}} = Mul(k, b)`，
 #    TF 复用了名字 `c`），最后只剩**一个** `Mul`（`mul = a * c`）；aicslib 没有实现这条改写，运行两个 `Mul`。
 #    TF 生成的常量先叫 `ConstantFolding/k-folded`；aicslib 让常量直接沿用被折叠节点的名字。
-# 4. **pass 不同**。TF 2.21 跑 13 个优化器，其中有 aicslib 没有的 `tfg_optimizer`（MLIR 上的图优化）、`implementation_selector`、
+# 4. **pass 不同**。TF 2.21 跑 13 个优化器（上面打印的 `num_optimizers`），其中有 aicslib 没有的 `tfg_optimizer`（MLIR 上的图优化）、`implementation_selector`、
 #    `loop_optimizer`、`memory_optimizer`；aicslib 有 TF 没有的 `elementwise_fusion`（TF 把这件事交给 XLA）。
 # 5. **名字**。`e = d * 3` 里的常量 3，TF 叫 `e/y`（在 `e` 的名字作用域里，按输入名 `y` 命名），aicslib 叫 `Const`。
 # 6. **设备名**。TF 写完整名字 `/job:localhost/replica:0/task:0/device:CPU:0`（分布式运行时的作业、副本、任务），aicslib 只写 `/device:CPU:0`。

@@ -63,16 +63,8 @@ def test_framework_imports_no_kernels(path):
                 f"{_rel(path)} imports {target}: the framework reaches kernels through the kernel registry"
 
 
-#: Reference-kernel modules that only re-export the speed layer's names for a notebook that
-#: imports them from here (notebook 05: ``from aicslib.kernels import work_sharder``).
-NOTEBOOK_ALIASES = {"aicslib/kernels/work_sharder.py"}
-
-
 @pytest.mark.parametrize("path", _modules("kernels"), ids=_rel)
 def test_reference_kernels_do_not_import_the_speed_layer(path):
-    if _rel(path) in NOTEBOOK_ALIASES:
-        assert all(not n.startswith("def ") for n in path.read_text().splitlines()), "an alias defines nothing"
-        return
     for module, names in _imports(path):
         for target in _targets(module, names):
             assert not target.startswith("aicslib.accel"), \

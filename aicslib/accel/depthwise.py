@@ -143,7 +143,7 @@ def _depthwise_forward_flat(x, w3, g, block_bytes=None):
 
 
 # ----------------------------------------------------------------------------
-# The C kernels (aicslib/native/src/aics_depthwise.c): one filter per channel
+# The C kernels (aicslib/accel/src/aics_depthwise.c): one filter per channel
 # ----------------------------------------------------------------------------
 
 #: Multiply-adds below which a call runs on one thread (handing rows to the

@@ -1,12 +1,12 @@
-"""Plausible wrong answers for notebook 08 (graph pruning and VLOG logs), keyed by grade_id.
+"""Plausible wrong answers for notebook 08 (graph pruning and VLOG logs), and other correct ones, keyed
+by grade_id.
 
-Each replaces the body of ``parse_vlog`` between ``result = {...}`` and ``return result``;
-each must lose the exercise's 3 points."""
+Each replaces the body of ``parse_vlog`` between ``result = {...}`` and ``return result``; a wrong one
+must lose the exercise's 3 points inside its locked test cell, a correct one must score them. Most wrong
+answers are a right parser with one mistake, so each is caught for its own reason."""
 
-WRONG_ANSWERS = {
-    "parse_vlog": {
-        # the kernels' order is what 5.10 asks about; sorting it loses the topological order
-        "execution_order_sorted": """
+# A right parser: the first run only (it ends at a second pruning line or where a node executes again).
+_RIGHT = """
 for line in text.splitlines():
     m = PREFIX.match(line)
     if m is None:
@@ -14,6 +14,8 @@ for line in text.splitlines():
     msg = m.group(1)
     p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
     if msg.startswith("Pruning graph for fetches") and p:
+        if result["kept"] is not None:
+            break
         result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
     elif msg.startswith("Pruned (not needed by the fetches): "):
         result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]
@@ -21,9 +23,27 @@ for line in text.splitlines():
         p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
         result["placement"][p.group(1)] = p.group(2)
     elif msg.startswith("Executing kernel "):
-        result["executed"].append(re.match(r"Executing kernel \\S+ for node '([^']+)'", msg).group(1))
+        name = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg).group(1)
+        if name in result["executed"]:
+            break
+        result["executed"].append(name)
+"""
+
+
+def _with(old, new):
+    assert old in _RIGHT, old
+    return _RIGHT.replace(old, new)
+
+
+WRONG_ANSWERS = {
+    "parse_vlog": {
+        # the kernels' order is what 5.10 asks about; sorting it loses the topological order
+        "execution_order_sorted": _RIGHT + """
 result["executed"].sort()
 """,
+        # sorted names: the log's order (the graph's) is lost; the log above is not alphabetical
+        "pruned_sorted": _with('result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]',
+                               'result["pruned"] = sorted(s.strip() for s in msg.split(": ", 1)[1].split(","))'),
         # \\w+ stops at the '/' of a name scope: 'layer/h' is read as 'layer'
         "names_without_scopes": """
 for line in text.splitlines():
@@ -33,6 +53,8 @@ for line in text.splitlines():
     msg = m.group(1)
     p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
     if msg.startswith("Pruning graph for fetches") and p:
+        if result["kept"] is not None:
+            break
         result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
     elif msg.startswith("Pruned (not needed by the fetches): "):
         result["pruned"] = re.findall(r"\\w+", msg.split(": ", 1)[1])
@@ -40,39 +62,100 @@ for line in text.splitlines():
         p = re.match(r"Placing node '(\\w+)", msg)
         result["placement"][p.group(1)] = msg.split(" on ")[1].split(";")[0]
     elif msg.startswith("Executing kernel "):
-        result["executed"].append(re.search(r"node '(\\w+)", msg).group(1))
+        name = re.search(r"node '(\\w+)", msg).group(1)
+        if name in result["executed"]:
+            break
+        result["executed"].append(name)
 """,
         # a log read with 2>&1 also holds the program's own printed lines, which carry no prefix
-        "every_line_has_a_prefix": """
-for line in text.splitlines():
-    msg = line.split("] ", 1)[1]
-    if msg.startswith("Pruning graph for fetches"):
-        p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
-        result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
-    elif msg.startswith("Pruned (not needed by the fetches): "):
-        result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]
-    elif msg.startswith("Placing node '"):
-        p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
-        result["placement"][p.group(1)] = p.group(2)
-    elif msg.startswith("Executing kernel "):
-        result["executed"].append(re.match(r"Executing kernel \\S+ for node '([^']+)'", msg).group(1))
-""",
-        # the requested device instead of where the node was placed (soft placement moved it)
-        "placement_from_the_graph_not_the_log": """
-for line in text.splitlines():
-    m = PREFIX.match(line)
+        "every_line_has_a_prefix": _with("""    m = PREFIX.match(line)
     if m is None:
         continue
+    msg = m.group(1)""", """    msg = line.split("] ", 1)[1]"""),
+        # the requested device instead of where the node was placed (soft placement moved it)
+        "placement_from_the_graph_not_the_log": _with("""    elif msg.startswith("Placing node '"):
+        p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
+        result["placement"][p.group(1)] = p.group(2)
+""", "") + """
+for name in result["executed"]:
+    result["placement"][name] = "/device:MLU:0" if name.startswith("layer/s") else "/device:CPU:0"
+""",
+        # every run's kernels: the old rule, right on a log with one run only
+        "all_runs_executed": _with("""        if name in result["executed"]:
+            break
+""", "").replace("""        if result["kept"] is not None:
+            break
+""", ""),
+        # the first run ends at the next pruning line only: a second run of the same plan has none
+        "stops_only_at_a_pruning_line": _with("""        if name in result["executed"]:
+            break
+""", ""),
+        # the last run's plan: every pruning line starts the result afresh, every kernel line counts
+        "last_run_wins": _with("""        if result["kept"] is not None:
+            break
+""", """        result["pruned"], result["placement"], result["executed"] = [], {}, []
+""").replace("""        if name in result["executed"]:
+            break
+""", ""),
+        # the package's reference parser, called
+        "package_reference": """
+from workbook.references.vlog import parse_vlog as _reference
+return _reference(text)
+""",
+    },
+}
+
+CORRECT_ANSWERS = {
+    "parse_vlog": {
+        # runs told apart by the step id of the 'Process node: ID step N' lines
+        "step_ids": """
+first_step = None
+for line in text.splitlines():
+    m = PREFIX.match(line)
+    if not m:
+        continue
     msg = m.group(1)
-    p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
-    if msg.startswith("Pruning graph for fetches") and p:
-        result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
-    elif msg.startswith("Pruned (not needed by the fetches): "):
-        result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]
-    elif msg.startswith("Executing kernel "):
-        name = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg).group(1)
-        result["executed"].append(name)
-        result["placement"][name] = "/device:MLU:0" if name.startswith("layer/s") else "/device:CPU:0"
+    step = re.match(r"Process node: \\d+ step (\\d+) ", msg)
+    if step:
+        first_step = first_step or step.group(1)
+        if step.group(1) != first_step:
+            break
+        continue
+    kept = re.match(r"Pruning graph for fetches .*: keeping (\\d+) of (\\d+) nodes$", msg)
+    if kept:
+        if result["total"] is not None:
+            break
+        result["kept"], result["total"] = map(int, kept.groups())
+        continue
+    if msg.startswith("Pruned (not needed by the fetches):"):
+        result["pruned"] = [n for n in re.split(r",\\s*", msg.partition(":")[2].strip()) if n]
+    elif placed := re.match(r"Placing node '(.+?)' \\(\\w+\\) on (\\S+);", msg):
+        result["placement"][placed.group(1)] = placed.group(2)
+    elif ran := re.match(r"Executing kernel \\w+ for node '(.+?)' on ", msg):
+        result["executed"].append(ran.group(1))
+""",
+        # two passes: the messages of the first run first, then one regex per key over them
+        "cut_the_first_run_then_parse": """
+msgs = [m.group(1) for m in map(PREFIX.match, text.splitlines()) if m]
+end, seen, prunings = len(msgs), set(), 0
+for i, msg in enumerate(msgs):
+    ran = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg)
+    if msg.startswith("Pruning graph for fetches"):
+        prunings += 1
+    if prunings > 1 or (ran and ran.group(1) in seen):
+        end = i
+        break
+    if ran:
+        seen.add(ran.group(1))
+first = "\\n".join(msgs[:end])
+kept = re.search(r"^Pruning graph for fetches .*: keeping (\\d+) of (\\d+) nodes$", first, re.M)
+if kept:
+    result["kept"], result["total"] = int(kept.group(1)), int(kept.group(2))
+pruned = re.search(r"^Pruned \\(not needed by the fetches\\): (.*)$", first, re.M)
+if pruned:
+    result["pruned"] = pruned.group(1).split(", ")
+result["placement"] = dict(re.findall(r"^Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", first, re.M))
+result["executed"] = re.findall(r"^Executing kernel \\S+ for node '([^']+)'", first, re.M)
 """,
     },
 }
