@@ -40,6 +40,7 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags
 from aicslib.ops.batch_norm_ops import fused_batch_norm
+from workbook import grading
 
 FAST = flags.FAST
 REPEATS = 3 if FAST else 9
@@ -304,9 +305,10 @@ plt.show()
 # * `y`：形状 `(..., C)` 的 float32/float64 数组，可写；`bias`：形状 `(C,)`；`activation`：`"relu"` 或 `"relu6"`；
 # * 计算 $\mathrm{act}(y + b)$，把结果写回 `y` 并返回 `y` 本身（同一个数组对象）；
 # * 结果必须与 `np.maximum(y + b, 0)`（或 `np.clip(y + b, 0, 6)`）**逐位相同**；
-# * 不得分配与 `y` 同样大的临时数组（测试用 `tracemalloc` 量峰值内存），不得调用 aicslib 的实现。
-#
-# 提示：NumPy 的通用函数 (ufunc) 都有 `out=` 参数。
+# * 不得分配与 `y` 元素个数相当的临时数组：`y + b` 这样的浮点临时数组不行，`y < 0` 这样的布尔掩码 (boolean mask)
+#   也不行（它每个元素占 1 字节，共 `y.size` 字节）。测试用 `tracemalloc` 量峰值内存，上限是 `y.size / 8` 字节
+#   （NumPy 内部按块使用的缓冲区远小于它）；
+# * 不得调用 aicslib 或 `workbook` 里的实现。
 
 # %% nbgrader={"grade": false, "grade_id": "bias_act_inplace", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def bias_act_inplace(y, bias, activation="relu"):
@@ -323,30 +325,58 @@ def bias_act_inplace(y, bias, activation="relu"):
 
 
 # %% nbgrader={"grade": true, "grade_id": "bias_act_inplace_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): bit-exact against NumPy written out, in place (same object), no y-sized temporary
-# (tracemalloc peak), both activations and dtypes, and no call into aicslib.
-def _check_bias_act(shape, activation, dtype, seed):
+# Autograded check (locked): bit-exact against act(y + b), written into y itself, both activations
+# and dtypes; the peak of the memory allocated meanwhile (tracemalloc) stays under y.size / 8 bytes,
+# so neither a y-sized float temporary nor a boolean mask of y (y.size bytes) fits; no call into
+# aicslib or the workbook.
+from workbook.references import fusion as _fusion_reference
+
+
+def _bias_act_case(shape, activation, dtype, seed):
+    """Runs bias_act_inplace on a fresh y; returns the peak bytes allocated while it ran."""
     r = np.random.default_rng(seed)
     y = (r.standard_normal(shape) * 5).astype(dtype)
     b = (r.standard_normal(shape[-1]) * 3).astype(dtype)
-    want = y + b
-    want = np.maximum(want, dtype(0)) if activation == "relu" else np.clip(want, dtype(0), dtype(6))
-    y_id = id(y)
+    y.reshape(-1, shape[-1])[0] = -b                          # y + b exactly 0: the kink of the ReLU
+    want = _fusion_reference.bias_act(y, b, activation)
+    call = f"bias_act_inplace(y, bias, {activation!r}) with y of shape {shape}, {np.dtype(dtype).name}"
     tracemalloc.start()
-    (got, called) = aics.test.library_calls(bias_act_inplace, y, b, activation)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert not called, f"bias_act_inplace called aicslib: {sorted(called)}"
-    assert id(got) == y_id, "return y itself (the same array), updated in place"
-    assert got.dtype == dtype and got.shape == tuple(shape)
-    np.testing.assert_array_equal(got, want)
-    assert peak < y.nbytes // 3, f"peak extra memory {peak} bytes for a {y.nbytes}-byte y: a temporary was made"
+    try:
+        got = grading.no_library_calls(bias_act_inplace, y, b, activation, what="bias_act_inplace")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    what = "None" if got is None else "a new array" if isinstance(got, np.ndarray) else type(got).__name__
+    grading.check(got is y, f"{call} returned {what}: write the result into y itself (out=y) and return y, "
+                            f"the same array object")
+    grading.check_array(y, want, f"y after {call}", dtype=dtype,
+                        hint="add the bias first, then the activation; ReLU6 clamps to [0, 6] on both sides")
+    return peak
 
 
-for _k, (_shape, _act, _dt) in enumerate([((64, 64, 32), "relu", np.float32), ((8000, 17), "relu6", np.float32),
-                                          ((8, 16, 16, 24), "relu6", np.float64), ((4096, 64), "relu", np.float64)]):
-    _check_bias_act(_shape, _act, _dt, _k)
-print("bias_act_inplace: all checks passed")
+def _bias_act_memory(shape, activation, dtype, seed):
+    peak = _bias_act_case(shape, activation, dtype, seed)
+    size = int(np.prod(shape))
+    grading.check(peak < size // 8,
+                  f"bias_act_inplace({activation!r}) on a y of {size} {np.dtype(dtype).name} ({size * np.dtype(dtype).itemsize} "
+                  f"bytes) allocated up to {peak} bytes meanwhile; the limit is y.size / 8 = {size // 8} bytes. "
+                  f"A float temporary such as y + bias takes {size * np.dtype(dtype).itemsize} bytes, a boolean "
+                  f"mask such as y < 0 takes {size}. Hint: write every step into y with out=y "
+                  f"(np.add(y, bias, out=y), then np.maximum / np.clip with out=y), no masks")
+
+
+with grading.exercise("bias_act_inplace"):
+    for _k, (_shape, _act, _dt) in enumerate([((5, 3), "relu", np.float32), ((4, 7, 6), "relu6", np.float32),
+                                              ((9, 4), "relu6", np.float64), ((2, 3, 5, 8), "relu", np.float64)]):
+        _bias_act_case(_shape, _act, _dt, _k)
+    _bias_act_memory((64, 128, 512), "relu", np.float32, 10)
+    ### BEGIN HIDDEN TESTS
+    _bias_act_memory((2048, 2048), "relu6", np.float32, 11)
+    _bias_act_memory((16, 64, 64, 64), "relu", np.float64, 12)
+    _bias_act_memory((4096, 1024), "relu6", np.float64, 13)
+    _bias_act_case((8000, 17), "relu6", np.float32, 14)
+    _bias_act_case((1, 1), "relu", np.float32, 15)
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. 交互：逐个开关优化 pass，看图与时间
