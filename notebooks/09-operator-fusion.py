@@ -308,7 +308,7 @@ plt.show()
 # * 不得分配与 `y` 元素个数相当的临时数组：`y + b` 这样的浮点临时数组不行，`y < 0` 这样的布尔掩码 (boolean mask)
 #   也不行（它每个元素占 1 字节，共 `y.size` 字节）。测试用 `tracemalloc` 量峰值内存，上限是 `y.size / 8` 字节
 #   （NumPy 内部按块使用的缓冲区远小于它）；
-# * 不得调用 aicslib 或 `workbook` 里的实现。
+# * 整块数组一起算，不要逐元素（或逐像素）写 Python 循环（对通道的循环可以）；不得调用 aicslib 或 `workbook` 里的实现。
 
 # %% nbgrader={"grade": false, "grade_id": "bias_act_inplace", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def bias_act_inplace(y, bias, activation="relu"):
@@ -354,6 +354,18 @@ def _bias_act_case(shape, activation, dtype, seed):
     return peak
 
 
+def _bias_act_vectorised(shape, activation, dtype, seed):
+    r = np.random.default_rng(seed)
+    y = (r.standard_normal(shape) * 5).astype(dtype)
+    b = (r.standard_normal(shape[-1]) * 3).astype(dtype)
+    _, lines = grading.python_lines(bias_act_inplace, y, b, activation)
+    pixels = y.size // shape[-1]
+    grading.check(lines < pixels // 2,
+                  f"bias_act_inplace({activation!r}) ran {lines} lines of Python for a y of shape {shape} "
+                  f"({pixels} pixels of {shape[-1]} channels): a Python loop per element or per pixel. Work on "
+                  f"whole arrays with NumPy's ufuncs (a loop over the {shape[-1]} channels is fine)")
+
+
 def _bias_act_memory(shape, activation, dtype, seed):
     peak = _bias_act_case(shape, activation, dtype, seed)
     size = int(np.prod(shape))
@@ -369,6 +381,7 @@ with grading.exercise("bias_act_inplace"):
     for _k, (_shape, _act, _dt) in enumerate([((5, 3), "relu", np.float32), ((4, 7, 6), "relu6", np.float32),
                                               ((9, 4), "relu6", np.float64), ((2, 3, 5, 8), "relu", np.float64)]):
         _bias_act_case(_shape, _act, _dt, _k)
+    _bias_act_vectorised((64, 64, 8), "relu6", np.float32, 9)
     _bias_act_memory((64, 128, 512), "relu", np.float32, 10)
     ### BEGIN HIDDEN TESTS
     _bias_act_memory((2048, 2048), "relu6", np.float32, 11)
