@@ -46,6 +46,7 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags, native
 from aicslib.native import timing
+from workbook import grading
 
 FAST = flags.FAST                  # AICS_FAST=1: the quick setting used by CI
 rng = np.random.default_rng(0)
@@ -199,6 +200,7 @@ print(pybind_module.sgemm.__doc__.splitlines()[0])
 # 测试 `tests/test_native.py` 另外用三重循环 (brute force) 和 hypothesis 随机形状检查它们。
 
 # %%
+checked = 0
 for m, n, k in [(5, 7, 3), (1, 9, 16), (33, 17, 300)]:
     for transpose_a in (False, True):
         for transpose_b in (False, True):
@@ -209,7 +211,8 @@ for m, n, k in [(5, 7, 3), (1, 9, 16), (33, 17, 300)]:
             for bd, got in results.items():
                 np.testing.assert_array_equal(got, results["ctypes"])
                 np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-4)
-print("ctypes == swig == pybind11, and all agree with NumPy, for 12 shape/transpose cases")
+            checked += 1
+print(f"ctypes == swig == pybind11, and all agree with NumPy, for {checked} shape/transpose cases")
 
 # %% [markdown]
 # ## 7. 在 aicslib 里：NATIVE 设备与 Python → C 的边界
@@ -258,7 +261,9 @@ assert aics.introspect.native_call_path(matmul_on("/device:CPU:0")) == []   # th
 # 请实现 `sdot(lib, x, y)`：`lib` 是一个**什么都没声明**的 `ctypes.CDLL`（由 `native.exercise_library()` 得到），
 # `x`、`y` 是任意一维数值序列（列表、float64 数组、带步长的切片……）。
 #
-# * 声明 `lib.aics_sdot` 的 `argtypes` 与 `restype`（整数长度用 `ctypes.c_int64`，指针可以用 `ctypes.c_void_p`）；
+# * 在 `lib.aics_sdot` 上声明 `argtypes` 与 `restype`，与头文件的原型一致：整数长度 `int64_t` 用 `ctypes.c_int64`
+#   （写成 `ctypes.c_int` 对小数组也能算对，但 ctypes 会把实参按声明的 32 位悄悄截断，长度 ≥ $2^{31}$ 时 C 收到的是绕回的数；
+#   测试会检查你声明的类型），指针可以用 `ctypes.c_void_p`；
 # * 把 `x`、`y` 转成**连续的 float32** 数组再取地址（`arr.ctypes.data`）；长度不同时抛 `ValueError`；
 # * 只调用一次 `lib.aics_sdot`，返回 Python 的 `float`。不许用 NumPy 算点积——测试会数 C 函数被调用的次数。
 #
@@ -278,39 +283,56 @@ def sdot(lib, x, y):
 
 
 # %% nbgrader={"grade": true, "grade_id": "ctypes_sdot_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): values against a Python loop over float32 products, exactly one call into C
-# per sdot (counted by the library itself), the declared restype, and a clear error for unequal lengths.
+# Autograded check (locked): lib.aics_sdot's declared argtypes and restype against the header's
+# prototype (int64_t n is a signed 64-bit ctypes type: a c_int would cut lengths of 2^31 and more),
+# exactly one call into C per sdot (counted by the library itself), the value against the float32
+# products summed in float64, a ValueError for unequal lengths, no call into aicslib or the workbook.
+from workbook.references import bindings as _bindings_reference
+
 _counter = native.exercise_library()
 _counter.aics_sdot_calls.restype = ctypes.c_int64
 
 
-def _loop_dot(x, y):
-    return sum(float(p) * float(q) for p, q in zip(np.asarray(x, np.float32), np.asarray(y, np.float32)))
+def _sdot_case(x, y, what):
+    lib = native.exercise_library()                 # a fresh CDLL: nothing declared
+    before = _counter.aics_sdot_calls()
+    got = grading.no_library_calls(sdot, lib, x, y, what="sdot")
+    calls = _counter.aics_sdot_calls() - before
+    grading.check(calls == 1, f"sdot({what}) called lib.aics_sdot {calls} times: call it exactly once "
+                              f"(the dot product is the C function's job, not NumPy's)")
+    problem = _bindings_reference.declaration_problem(lib.aics_sdot)
+    grading.check(problem is None, f"sdot({what}): {problem}")
+    grading.check(isinstance(got, float), f"sdot({what}) returned {type(got).__name__}: return a Python float")
+    want, tol = _bindings_reference.float32_dot(x, y), 1e-5 * _bindings_reference.abs_dot(x, y)
+    grading.check(abs(got - want) <= tol,
+                  f"sdot({what}) = {got!r}, expected {want!r} (float32 rounding allows {tol:.2g}). Hint: hand C "
+                  f"contiguous float32 buffers (np.ascontiguousarray(x, dtype=np.float32)): C reads a float64 "
+                  f"buffer or a strided view as other numbers")
+
+
+def _unequal_lengths_raise():
+    try:
+        sdot(native.exercise_library(), [1.0, 2.0], [1.0, 2.0, 3.0])
+    except ValueError:
+        return
+    grading.check(False, "sdot(x of length 2, y of length 3) did not raise ValueError: check the lengths "
+                         "before calling C, which would read past the end of the shorter array")
 
 
 _r = np.random.default_rng(11)
 _base32 = _r.standard_normal(40).astype(np.float32)
-_cases = [
-    ([1.5, -2.0, 4.0], [2.0, 0.5, 0.25]),                                   # Python lists
-    (_r.standard_normal(25), _r.standard_normal(25)),                       # float64 arrays
-    (_base32[::2], _base32[1::2]),                                          # float32 strided views
-    (_r.standard_normal((3, 30))[1], np.arange(30, dtype=np.float32) / 7),  # a float64 row, a float32 array
-]
-for _x, _y in _cases:
-    _lib = native.exercise_library()
-    _before = _counter.aics_sdot_calls()
-    _got = sdot(_lib, _x, _y)
-    assert _counter.aics_sdot_calls() == _before + 1, "call lib.aics_sdot exactly once (no NumPy shortcut)"
-    assert _lib.aics_sdot.restype is ctypes.c_float, "declare restype: the C function returns a float"
-    assert isinstance(_got, float), f"return a Python float, got {type(_got).__name__}"
-    _want = _loop_dot(_x, _y)
-    assert abs(_got - _want) <= 1e-4 * (1 + abs(_want)), f"sdot = {_got}, expected {_want}"
-try:
-    sdot(native.exercise_library(), [1.0, 2.0], [1.0, 2.0, 3.0])
-    raise AssertionError("unequal lengths must raise ValueError")
-except ValueError:
-    pass
-print("sdot: all checks passed")
+with grading.exercise("ctypes_sdot"):
+    _sdot_case([1.5, -2.0, 4.0], [2.0, 0.5, 0.25], "Python lists")
+    _sdot_case(_r.standard_normal(25), _r.standard_normal(25), "float64 arrays")
+    _sdot_case(_base32[::2], _base32[1::2], "float32 strided views")
+    _sdot_case(_r.standard_normal((3, 30))[1], np.arange(30, dtype=np.float32) / 7, "a float64 row, a float32 array")
+    _unequal_lengths_raise()
+    ### BEGIN HIDDEN TESTS
+    _sdot_case([], [], "two empty lists")
+    _sdot_case([1, 2, 3], [4, 5, 6], "Python ints")
+    _sdot_case(np.arange(12, dtype=np.float32).reshape(3, 4)[:, 1], np.ones(3, np.float32), "a float32 column")
+    _sdot_case(_r.standard_normal(100_000).astype(np.float32), _r.standard_normal(100_000), "100000 entries")
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 9. 测量：调用开销与吞吐
@@ -337,6 +359,8 @@ for i, size in enumerate(SIZES):
     print(f"{size:>6} " + " ".join(f"{sweep[name][i] * 1e6:10.2f} us   " for name in COLUMNS))
 for name in COLUMNS:
     assert all(t > 0 for t in sweep[name])
+print(f"call overhead at n = {SIZES[0]} relative to NumPy's matmul: "
+      + ", ".join(f"{name} {sweep[name][0] / sweep['numpy'][0]:.2f}x" for name in native.BINDINGS))
 
 fig, (ax_t, ax_f) = plt.subplots(1, 2, figsize=(11, 4))
 for name in COLUMNS:
@@ -351,9 +375,10 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# 读图：左图最左端的平台就是调用开销。在我们测过的机器上（`benchmarks/bench_bindings.py`，取中位数），SWIG 的包装最薄
-# （约 0.3 μs，是 NumPy 调一次 `matmul` 的 1/4–1/3：拆一个参数元组、取三个缓冲区）；ctypes 要为 8 个参数逐一按 `argtypes`
-# 转换，pybind11 的 `py::array_t` 要检查数组的类型与布局，两者都约 1 μs，与 NumPy 自己的调用开销相当。矩阵变大后曲线按 $n^3$ 上升、
+# 读图：左图最左端的平台就是调用开销（上表第一行，以及它下面打印的与 NumPy 的比值）。在我们测过的机器上
+# （`benchmarks/bench_bindings.py`，取中位数），SWIG 的包装最薄（拆一个参数元组、取三个缓冲区），只有 NumPy 调一次 `matmul`
+# 的几分之一；ctypes 要为 8 个参数逐一按 `argtypes` 转换，pybind11 的 `py::array_t` 要检查数组的类型与布局，两者与 NumPy
+# 自己的调用开销相当。机器忙时比值会变，以你这次打印的数字为准。矩阵变大后曲线按 $n^3$ 上升、
 # 合在一起；右图的 GFLOP/s 则显示我们单线程的分块循环与多线程 BLAS 的差距。结论：**绑定开销只对小而频繁的调用有意义**，
 # 这正是 TensorFlow 把整个执行层放进 C++、让一次 `Session.run` 或一次 `TFE_Py_FastPathExecute` 做尽量多的事的原因。
 

@@ -16,7 +16,7 @@
 #
 # **学习目标**
 #
-# 1. 按讲义的写法逐层搭出 VGG19（NHWC，层名 `conv1_1` … `pool5`），数清参数量（卷积部分 2002 万，带全连接层 1.437 亿）；
+# 1. 按讲义的写法逐层搭出 VGG19（NHWC，层名 `conv1_1` … `pool5`），数清参数量（卷积部分与带全连接层时各有多少）；
 # 2. 用静态图 + 会话 (Session) 完成一次推理，测出前向传播的时间、每一层的激活内存与权重内存；
 # 3. 写出风格迁移的三个损失：内容损失、Gram 矩阵 (Gram matrix)、风格损失（**练习**，自动评分）；
 # 4. 照讲义的 `train_vgg` 用 TF1 方式训练：`AdamOptimizer(2.0).minimize(total_loss)`，训练变量是输入图像本身；
@@ -52,6 +52,7 @@ import aicslib as aics
 from aicslib import flags
 from aicslib.datasets import images
 from aicslib.models import style_transfer, vgg19
+from workbook import grading
 
 FAST = flags.FAST               # AICS_FAST=1: the quick setting used by CI (same code path)
 SEED = 0
@@ -191,7 +192,7 @@ if not weight_files:
 #
 # 用 `RunOptions(trace_level=FULL_TRACE)` 跑一次 224×224 的推理，`RunMetadata.step_stats` 里有每个节点的耗时，
 # 按层名（名字作用域 `conv1_1/…`）汇总；每层的激活内存 = 输出元素数 × 4 字节，权重内存 = 参数个数 × 4 字节。
-# 浅层激活大（224×224×64 个 float32 = 12.8 MB），深层权重大（`conv5_x` 每层 9.4 MB）；
+# 浅层激活大（224×224 个位置、64 个通道），深层权重大（512×512 个 3×3 卷积核），下面打印了各自最大的一层；
 # 训练时反向传播要用到前向的激活，所以要一直留着它们，激活内存才是训练时的大头。
 
 # %%
@@ -220,6 +221,9 @@ flops = sum(2 * np.prod(shapes224[k]) * 9 * vgg19.WEIGHT_SHAPES[k][0][2] for k i
 print(f"224x224 forward (conv part): {forward_s * 1000:.0f} ms, {flops / 1e9:.1f} GFLOP "
       f"-> {flops / forward_s / 1e9:.1f} GFLOP/s")
 print(f"activations {sum(act_mb):.1f} MB, weights {sum(w_mb):.1f} MB")
+_big_act, _big_w = int(np.argmax(act_mb)), int(np.argmax(w_mb))
+print(f"largest activation: {layers[_big_act]} {shapes224[layers[_big_act]]} = {act_mb[_big_act]:.1f} MB; "
+      f"largest weights: {layers[_big_w]} = {w_mb[_big_w]:.1f} MB")
 assert pool5.shape == (1, 7, 7, 512) and abs(sum(w_mb) - 20_024_384 * 4 / 2 ** 20) < 1e-6
 
 fig, (a0, a1) = plt.subplots(2, 1, figsize=(10, 5), sharex=True)
@@ -247,8 +251,8 @@ plt.tight_layout(); plt.show()
 #
 # ### 练习：一层的风格损失
 #
-# 补全 `my_style_layer_loss(features, target_gram)`：`features` 是形状 `(1, H, W, C)` 的张量，`target_gram`
-# 是 `(C, C)` 的风格 Gram 矩阵 $A$，返回标量张量 $E_l$。只用 aicslib 的算子（`aics.reshape`、`aics.matmul`
+# 补全 `my_style_layer_loss(features, target_gram)`：`features` 是形状 `(1, H, W, C)` 的 float32 张量，`target_gram`
+# 是 `(C, C)` 的风格 Gram 矩阵 $A$，返回 float32 的标量张量 $E_l$。只用 aicslib 的算子（`aics.reshape`、`aics.matmul`
 # （参数 `transpose_a`）、`aics.square`、`aics.reduce_sum` …），这样它在动态图和静态图里都能用、能求导。
 # 形状从 `features.shape.as_list()` 取。不要调用 `aicslib.models.style_transfer` 里的现成实现。
 
@@ -263,48 +267,80 @@ def my_style_layer_loss(features, target_gram):
 
 
 # %% nbgrader={"grade": true, "grade_id": "style_layer_loss_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): NumPy references in float64, eagerly and inside a graph (fed through a placeholder,
-# so a value computed with NumPy beside the graph fails); the answer must not call aicslib's own
-# gram_matrix / style_layer_loss / style_loss.
-_FORBIDDEN = {"gram_matrix", "style_layer_loss", "style_loss", "total_loss"}
+# Autograded check (locked): a float32 scalar tensor equal, within float32 rounding, to the float64
+# NumPy formula (workbook.references.style), eagerly and inside a graph (features fed through a
+# placeholder, so a value computed with NumPy beside the graph fails); no call into
+# aicslib.models.style_transfer's own functions (gram_matrix, style_layer_loss, ...) or the workbook's.
+import inspect as _inspect
+
+from workbook.references import style as _style_reference
+
+_FORBIDDEN = {name for _module in (style_transfer, _style_reference) for name, obj in vars(_module).items()
+              if _inspect.isfunction(obj) and obj.__module__ == _module.__name__}
+_HINT = ("F is the (H*W) x C matrix of the feature map, G = F^T F is C x C (channels against channels); "
+         "E_l = sum of (G - A)^2 over i and j, divided by 4 N^2 M^2 with N = C channels and M = H*W positions")
 
 
-def _np_style_loss(f, a):
-    f2 = f.reshape(-1, f.shape[-1]).astype(np.float64)
-    g = f2.T @ f2
-    return np.sum((g - a) ** 2) / (4.0 * f.shape[-1] ** 2 * (f.shape[1] * f.shape[2]) ** 2)
+def _loss_tensor(features, target, what):
+    out, called = grading.library_calls(my_style_layer_loss, features, target)
+    used = sorted(called & _FORBIDDEN)
+    grading.check(not used, f"my_style_layer_loss calls {', '.join(used)}: build the loss yourself from "
+                            f"aicslib's ops (reshape, matmul, square, reduce_sum, ...)")
+    grading.check(aics.is_tensor(out), f"my_style_layer_loss {what} returned {type(out).__name__}: return a "
+                                       f"tensor built with aicslib's ops")
+    grading.check(out.shape.as_list() == [], f"my_style_layer_loss {what} returned a tensor of shape "
+                                             f"{out.shape.as_list()}: E_l is a scalar (summed over i and j)")
+    grading.check(out.dtype == aics.float32, f"my_style_layer_loss {what} returned a {out.dtype.name} tensor: "
+                                             f"keep it float32 like the features (the total loss adds it to "
+                                             f"float32 losses)")
+    return out
 
 
-def _check_eager(h, w, c, seed):
+def _check_value(got, f, a, what):
+    want = _style_reference.layer_loss(f, a)
+    ratio = f" ({float(got) / want:.6g} times the expected value)" if want and np.isfinite(got) else ""
+    grading.check(abs(float(got) - want) <= 1e-4 * abs(want),
+                  f"E_l {what}: expected {want!r}, got {float(got)!r}{ratio}. Hint: {_HINT}")
+
+
+def _check_eager(h, w, c, seed, relu_scale=None):
     rng = np.random.default_rng(seed)
-    f = rng.standard_normal((1, h, w, c)).astype(np.float32)
-    a = rng.standard_normal((c, c)).astype(np.float32)
-    out, called = aics.test.library_calls(my_style_layer_loss, aics.constant(f), aics.constant(a))
-    assert not (called & _FORBIDDEN), f"write the loss with ops, not {sorted(called & _FORBIDDEN)}"
-    assert aics.is_tensor(out), f"return a tensor, got {type(out).__name__}"
-    np.testing.assert_allclose(float(out), _np_style_loss(f, a), rtol=1e-4)
+    f = rng.standard_normal((1, h, w, c))
+    a = rng.standard_normal((c, c))
+    if relu_scale:         # like a VGG layer: ReLU outputs, and a style Gram of the same kind
+        f = np.maximum(f, 0) * relu_scale
+        g = np.maximum(rng.standard_normal((h * w, c)), 0) * relu_scale
+        a = g.T @ g
+    f, a = f.astype(np.float32), a.astype(np.float32)
+    what = f"for features of shape {f.shape} (eager)"
+    out = _loss_tensor(aics.constant(f), aics.constant(a), what)
+    _check_value(float(out.numpy()), f, a, what)
 
 
-_check_eager(3, 4, 2, 0)
-_check_eager(5, 5, 3, 1)
-with aics.Graph().as_default():
-    _ph = aics.placeholder(aics.float32, shape=(1, 4, 6, 3), name="features")
-    _a = np.random.default_rng(2).standard_normal((3, 3)).astype(np.float32)
-    _loss = my_style_layer_loss(_ph, aics.constant(_a))
-    assert aics.is_tensor(_loss) and _loss.graph is _ph.graph, "build the loss in the graph with ops"
-    with aics.Session() as _s:
-        for _seed in (3, 4):
-            _f = np.random.default_rng(_seed).standard_normal((1, 4, 6, 3)).astype(np.float32)
-            np.testing.assert_allclose(_s.run(_loss, {_ph: _f}), _np_style_loss(_f, _a), rtol=1e-4)
-### BEGIN HIDDEN TESTS
-_check_eager(1, 7, 5, 5)          # M = 7, N = 5: the normalisation must use N = C and M = H*W
-_check_eager(6, 2, 1, 6)
-_rng = np.random.default_rng(7)
-_f = _rng.standard_normal((1, 3, 3, 4)).astype(np.float32)
-_a = (_f.reshape(9, 4).T @ _f.reshape(9, 4)).astype(np.float32)
-assert abs(float(my_style_layer_loss(aics.constant(_f), aics.constant(_a)))) < 1e-6   # G == A -> 0
-### END HIDDEN TESTS
-print("my_style_layer_loss matches the NumPy reference (eager and graph)")
+with grading.exercise("style_layer_loss"):
+    _check_eager(3, 4, 2, 0)
+    _check_eager(5, 5, 3, 1)
+    with aics.Graph().as_default():
+        _ph = aics.placeholder(aics.float32, shape=(1, 4, 6, 3), name="features")
+        _a = np.random.default_rng(2).standard_normal((3, 3)).astype(np.float32)
+        _loss = _loss_tensor(_ph, aics.constant(_a), "on a (1, 4, 6, 3) placeholder (graph)")
+        grading.check(_loss.graph is _ph.graph, "my_style_layer_loss must build the loss in the placeholder's "
+                                                "graph, with aicslib's ops")
+        with aics.Session() as _s:
+            for _seed in (3, 4):
+                _f = np.random.default_rng(_seed).standard_normal((1, 4, 6, 3)).astype(np.float32)
+                _check_value(_s.run(_loss, {_ph: _f}), _f, _a, f"fed through a placeholder (graph, seed {_seed})")
+    ### BEGIN HIDDEN TESTS
+    _check_eager(1, 7, 5, 5)          # M = 7, N = 5: the normalisation must use N = C and M = H*W
+    _check_eager(6, 2, 1, 6)          # one channel: F F^T (M x M) broadcasts against A and must still fail
+    _check_eager(16, 16, 64, 7, relu_scale=30.0)
+    _rng = np.random.default_rng(7)
+    _f = _rng.standard_normal((1, 3, 3, 4)).astype(np.float32)
+    _a = (_f.reshape(9, 4).T @ _f.reshape(9, 4)).astype(np.float32)
+    _zero = float(_loss_tensor(aics.constant(_f), aics.constant(_a), "with A the features' own Gram").numpy())
+    grading.check(abs(_zero) < 1e-6, f"E_l with A = the features' own Gram matrix: expected 0, got {_zero}")
+    ### END HIDDEN TESTS
+
 
 # %% [markdown]
 # 库里的参考实现 `style_transfer.gram_matrix` / `style_layer_loss` / `content_loss` 与上面的公式相同
@@ -497,9 +533,9 @@ show_ratios()
 # %% [markdown]
 # ## 小结
 #
-# * VGG19 按讲义的写法逐层搭出，层名 `conv1_1` … `pool5`；参数量：卷积部分 20,024,384，带全连接层 143,667,240。
+# * VGG19 按讲义的写法逐层搭出，层名 `conv1_1` … `pool5`；参数量见第 1 节的输出。
 #   权重可从 `vgg19.npy`（pickle，须显式信任）、`.npz`、MatConvNet `.mat`（需要 SciPy）读入；没有文件时用 He 正态随机初始化。
-# * 224×224 的一次前向约 200 亿次浮点运算 (FLOPs)；浅层的激活最占内存，深层的权重最占内存。
+# * 224×224 的一次前向的浮点运算数 (FLOPs) 见第 2 节的输出；浅层的激活最占内存，深层的权重最占内存。
 # * 风格迁移训练的是**输入图像**：内容损失比较特征本身，风格损失比较 Gram 矩阵（纹理统计量）；
 #   TF1（`Session` + `AdamOptimizer(2.0).minimize`）与 TF2（`GradientTape` + `aics.function`）两种写法结果一致。
 # * 一步训练里，卷积的前向与反向占绝大部分时间；损失里的 Gram 矩阵乘在小图上也不可忽略。

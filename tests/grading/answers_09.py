@@ -40,5 +40,61 @@ return y
 from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage
 return apply_output_stage(y, ["BiasAdd", "Relu" if activation == "relu" else "Relu6"], [bias], 0.0)
 """,
+        # in place and bit-exact, but y < 0 is a boolean mask of y: y.size bytes of temporary
+        # (a quarter of a float32 y, an eighth of a float64 one)
+        "boolean_mask_assignment": """
+np.add(y, bias, out=y)
+y[y < 0] = 0
+if activation == "relu6":
+    y[y > 6] = 6
+return y
+""",
+        # multiplies by the mask: the boolean temporary again (and a float copy of it)
+        "multiplies_by_a_mask": """
+y += bias
+y *= (y > 0)
+if activation == "relu6":
+    np.minimum(y, y.dtype.type(6), out=y)
+return y
+""",
+        # in place, no temporary, but a Python loop over every pixel (minutes on a real layer)
+        "python_loop_per_pixel": """
+flat = y.reshape(-1, y.shape[-1])
+for row in flat:
+    np.add(row, bias, out=row)
+    np.maximum(row, 0, out=row)
+    if activation == "relu6":
+        np.minimum(row, 6, out=row)
+return y
+""",
+        # the package's reference written out: a new array, then copied back
+        "copies_the_package_reference": """
+from workbook.references.fusion import bias_act
+y[...] = bias_act(y, bias, activation)
+return y
+""",
+    },
+}
+
+CORRECT_ANSWERS = {
+    "bias_act_inplace": {
+        # augmented assignment and Python numbers as bounds (NumPy keeps y's dtype)
+        "augmented_assignment_python_bounds": """
+y += bias
+if activation == "relu":
+    np.maximum(y, 0, out=y)
+else:
+    np.clip(y, 0, 6, out=y)
+return y
+""",
+        # a Python loop over the channels (views of y, no temporary), then min/max in place
+        "loop_over_channels": """
+for c in range(y.shape[-1]):
+    y[..., c] += bias[c]
+np.maximum(y, 0, out=y)
+if activation == "relu6":
+    np.minimum(y, 6, out=y)
+return y
+""",
     },
 }

@@ -46,5 +46,60 @@ with aics.GradientTape() as tape:
     s = aics.reduce_sum(z * aics.constant(dlogits))
 grads.update({k: g.numpy() for k, g in zip(ps, tape.gradient(s, list(ps.values())))})
 """,
+        # 1/B applied again: dlogits from loss_and_dlogits already holds the batch mean's 1/B
+        "divides_by_the_batch_twice": """
+n = len(x)
+grads["W3"] = h2.T @ dlogits / n
+grads["b3"] = dlogits.sum(axis=0) / n
+dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
+grads["W2"] = h1.T @ dh2 / n
+grads["b2"] = dh2.sum(axis=0) / n
+dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
+grads["W1"] = x.T @ dh1 / n
+grads["b1"] = dh1.sum(axis=0) / n
+""",
+        # the ReLU after layer 2 is masked, the one after layer 1 forgotten
+        "first_relu_mask_missing": """
+grads["W3"] = h2.T @ dlogits
+grads["b3"] = dlogits.sum(axis=0)
+dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
+grads["W2"] = h1.T @ dh2
+grads["b2"] = dh2.sum(axis=0)
+dh1 = dh2 @ params["W2"].T
+grads["W1"] = x.T @ dh1
+grads["b1"] = dh1.sum(axis=0)
+""",
+        # the package's reference called instead of written
+        "copies_the_package_reference": """
+from workbook.references.mlp import mlp_backward
+grads.update(mlp_backward(params, cache, dlogits))
+""",
+    },
+}
+
+CORRECT_ANSWERS = {
+    "mlp_backward": {
+        # einsum for every product, the ReLU masks with np.where
+        "einsum_and_where": """
+grads["W3"] = np.einsum("bi,bj->ij", h2, dlogits)
+grads["b3"] = np.einsum("bj->j", dlogits)
+dh2 = np.where(h2 > 0, np.einsum("bj,ij->bi", dlogits, params["W3"]), 0)
+grads["W2"] = np.einsum("bi,bj->ij", h1, dh2)
+grads["b2"] = dh2.sum(axis=0)
+dh1 = np.where(h1 > 0, np.einsum("bj,ij->bi", dh2, params["W2"]), 0)
+grads["W1"] = np.einsum("bi,bj->ij", x, dh1)
+grads["b1"] = dh1.sum(axis=0)
+""",
+        # everything in float64, each gradient cast back to its parameter's dtype at the end
+        "float64_then_cast": """
+d = dlogits.astype(np.float64)
+a0, a1, a2 = (t.astype(np.float64) for t in (x, h1, h2))
+layers = [(3, a2, None), (2, a1, a2), (1, a0, a1)]
+for i, a, h in layers:
+    if h is not None:
+        d = (d @ params[f"W{i + 1}"].astype(np.float64).T) * (h > 0)
+    grads[f"W{i}"] = (a.T @ d).astype(params[f"W{i}"].dtype)
+    grads[f"b{i}"] = d.sum(axis=0).astype(params[f"b{i}"].dtype)
+""",
     },
 }

@@ -41,5 +41,68 @@ a = np.asarray(target_gram)
 c, m = f.shape[1], f.shape[0]
 return aics.constant(np.sum((f.T @ f - a) ** 2) / (4.0 * c * c * m * m))
 """,
+        # normalised by the channels only: the feature-map size M = H*W forgotten
+        "forgets_the_feature_map_size": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c)
+""",
+        # (4 N M)^2 instead of 4 N^2 M^2: the 4 squared too
+        "four_squared_in_the_constant": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float((4 * c * h * w) ** 2)
+""",
+        # reshape to C x M instead of transposing: a C x C matrix, but of scrambled numbers
+        "reshape_instead_of_transpose": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [c, h * w])
+gram = aics.matmul(f, f, transpose_b=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
+""",
+        # right value in float64, never cast back: a float64 loss cannot be added to the float32 ones
+        "float64_not_cast_back": """
+_, h, w, c = features.shape.as_list()
+f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
+gram = aics.matmul(f, f, transpose_a=True)
+diff = gram - aics.cast(target_gram, aics.float64)
+return aics.reduce_sum(aics.square(diff)) / float(4 * c * c * (h * w) ** 2)
+""",
+        # the package's NumPy reference: a number, not a tensor built from the graph
+        "copies_the_package_reference": """
+from workbook.references.style import layer_loss
+return aics.constant(np.float32(layer_loss(features.numpy(), np.asarray(target_gram))))
+""",
     },
 }
+
+CORRECT_ANSWERS = {
+    "style_layer_loss": {
+        # an explicit transpose instead of transpose_a, the constant split in two divisions
+        "transpose_then_matmul": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(aics.transpose(f), f)
+sq = aics.reduce_sum(aics.square(gram - target_gram))
+return sq / float(2 * c * h * w) / float(2 * c * h * w)
+""",
+        # float64 all through, cast back to float32 at the end
+        "float64_then_cast": """
+_, h, w, c = features.shape.as_list()
+f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
+gram = aics.matmul(f, f, transpose_a=True)
+diff = gram - aics.cast(target_gram, aics.float64)
+return aics.cast(aics.reduce_sum(diff * diff) / float(4 * c * c * (h * w) ** 2), aics.float32)
+""",
+        # the mean over the C x C entries, times C^2 folded into the constant
+        "reduce_mean": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [-1, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * (h * w) ** 2)
+""",
+    },
+}
+
