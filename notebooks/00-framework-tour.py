@@ -41,6 +41,7 @@ from IPython.display import display
 import aicslib as aics
 from aicslib import flags
 from aicslib.visualize import draw_graph, needed_ops, plot_timeline, timeline_rows
+from workbook import grading
 
 np.random.seed(0)
 aics.random.set_seed(0)
@@ -469,7 +470,7 @@ def show_fetch(fetch_name, by_placement=True, plot=True):
     ran = {r.node_name: r.device for r in timeline_rows(md)}
     need = needed_ops(g6, fetch, feeds={inp: batch6})
     if plot:
-        # Left to right (sources on the left): the 28 nodes sit in short columns, so the labels stay legible.
+        # Left to right (sources on the left): the nodes sit in short columns, so the labels stay legible.
         ax = draw_graph(g6, fetches=fetch, feeds={inp: batch6}, placement=ran if by_placement else None,
                         rankdir="LR", figsize=(12, 7.5), fontsize=7)
         ax.set_title(f"fetch = {fetch_name}: {len(need)} of {len(g6.get_operations())} nodes needed")
@@ -505,6 +506,7 @@ assert "logits" not in need_hidden and "w1" in need_hidden and "input" not in ne
 # * 返回 `(graph, y_val)`。
 #
 # 注意：`y_val` 必须是会话运行这张图得到的结果——在图旁边用 NumPy 算出同样的数不算数，测试会检查。
+# 写完后运行下面锁定的测试单元格：它检查图的结构（名字、形状、变量）和会话取出的值，不通过时说明期望什么、得到了什么。
 
 # %% nbgrader={"grade": false, "grade_id": "linear_layer", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def linear_layer(x_val):
@@ -524,20 +526,13 @@ def linear_layer(x_val):
     ### END SOLUTION
 
 
-# %%
-x_val = np.array([[1., 2., 3.], [0., -1., 4.]], dtype=np.float32)
-try:
-    ex_graph, y_val = linear_layer(x_val)
-    print(y_val)
-except NotImplementedError:
-    print("linear_layer is not implemented yet: the test cell below will fail until it is.")
-
 # %% nbgrader={"grade": true, "grade_id": "linear_layer_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Autograded checks (locked): the graph's structure, and that y_val is what a Session run of that graph
 # returned for the fed x (a NumPy value computed beside the graph does not count).
 def _run_recorded(fn, *args):
     """Calls fn(*args) while recording every Session.run: [(feed names -> values, result)]."""
     runs, original = [], aics.Session.run
+
     def recording_run(self, fetches, feed_dict=None, *a, **kw):
         result = original(self, fetches, feed_dict, *a, **kw)
         feeds = {getattr(k, "name", k): np.asarray(v) for k, v in (feed_dict or {}).items()}
@@ -549,31 +544,57 @@ def _run_recorded(fn, *args):
     finally:
         aics.Session.run = original
 
+
+def _expected_y(xv):
+    return np.asarray(xv, np.float64) @ np.ones((3, 2)) + np.array([0.5, -0.5])
+
+
 def _check_linear_layer(xv):
-    (graph, yv), runs = _run_recorded(linear_layer, xv)
-    x_op = graph.get_operation_by_name("x")
-    assert x_op.type == "Placeholder" and x_op.outputs[0].shape.as_list() == [None, 3]
-    assert sorted(v.name for v in graph.get_collection(aics.GraphKeys.GLOBAL_VARIABLES)) == ["W:0", "b:0"]
-    assert graph.get_tensor_by_name("y:0").shape.as_list() == [None, 2]
-    assert isinstance(yv, np.ndarray) and yv.shape == (len(xv), 2), type(yv)
-    np.testing.assert_allclose(yv, xv @ np.ones((3, 2)) + [0.5, -0.5], rtol=1e-6)
+    out, runs = _run_recorded(linear_layer, xv)
+    grading.check(isinstance(out, (tuple, list)) and len(out) == 2,
+                  f"linear_layer must return (graph, y_val), got {type(out).__name__}")
+    graph, yv = out
+    grading.check(isinstance(graph, aics.Graph),
+                  f"the first value returned must be the aics.Graph you built, got {type(graph).__name__}")
+    ops = {op.name: op for op in graph.get_operations()}
+    grading.check("x" in ops, "your graph has no op named 'x': aics.placeholder(aics.float32, shape=(None, 3), name=\"x\")")
+    x_t = ops["x"].outputs[0]
+    grading.check(ops["x"].type == "Placeholder", f"'x' must be a placeholder, it is a {ops['x'].type} op")
+    grading.check(x_t.dtype == aics.float32, f"placeholder x: expected dtype float32, got {x_t.dtype.name}")
+    grading.check(x_t.shape.as_list() == [None, 3],
+                  f"placeholder x: expected shape (None, 3) (None: any batch size), got {x_t.shape}")
+    variables = sorted(v.name for v in graph.get_collection(aics.GraphKeys.GLOBAL_VARIABLES))
+    grading.check(variables == ["W:0", "b:0"],
+                  f"expected exactly two variables, named 'W' and 'b' (aics.Variable(..., name=\"W\")), "
+                  f"found {variables}")
+    grading.check("y" in ops, "your graph has no tensor named 'y:0': give the result name=\"y\", "
+                              "e.g. aics.add(..., name=\"y\")")
+    y_t = ops["y"].outputs[0]
+    grading.check(y_t.shape.as_list() == [None, 2], f"tensor y: expected shape (None, 2), got {y_t.shape}")
+    grading.check(isinstance(yv, np.ndarray),
+                  f"y_val must be the NumPy array sess.run returns, got {type(yv).__name__}")
+    grading.check_array(yv, _expected_y(xv), "y_val", atol=1e-5,
+                        hint="y = xW + b with W a 3x2 matrix of ones and b = [0.5, -0.5]")
     fed = [result for feeds, result in runs
            if any(np.array_equal(v, xv) for k, v in feeds.items() if str(k).startswith("x"))]
-    assert fed, "y_val must come from sess.run(y, feed_dict={x: x_val}): no Session.run fed x_val"
-    assert any(np.array_equal(np.asarray(r, dtype=np.float64).reshape(yv.shape), yv) for r in fed
-               if np.size(r) == yv.size), "y_val is not the value the Session returned"
+    grading.check(fed, "y_val must come from sess.run(y, feed_dict={x: x_val}): no Session.run fed x_val to x")
+    grading.check(any(np.size(r) == yv.size and np.array_equal(np.asarray(r, np.float64).reshape(yv.shape), yv)
+                      for r in fed),
+                  "y_val is not the value the Session returned when x_val was fed: return what sess.run gives")
     # The graph itself computes xW + b for any input, not only for x_val.
+    other = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
     with aics.Session(graph=graph) as sess:
         sess.run([v.initializer for v in graph.get_collection(aics.GraphKeys.GLOBAL_VARIABLES)])
-        other = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
-        np.testing.assert_allclose(sess.run("y:0", feed_dict={"x:0": other}),
-                                   other @ np.ones((3, 2)) + [0.5, -0.5], rtol=1e-6)
+        got = sess.run(y_t, feed_dict={x_t: other})
+    grading.check_array(got, _expected_y(other), "your graph's y for another batch of 4 rows fed to x", atol=1e-5,
+                        hint="y must be computed in the graph from the placeholder x, the variables W and b")
 
-_check_linear_layer(np.array([[1., 2., 3.], [0., -1., 4.]], dtype=np.float32))
-### BEGIN HIDDEN TESTS
-_check_linear_layer(np.random.default_rng(5).standard_normal((5, 3)).astype(np.float32))
-### END HIDDEN TESTS
-print("all checks passed")
+
+with grading.exercise("linear_layer"):
+    _check_linear_layer(np.array([[1., 2., 3.], [0., -1., 4.]], dtype=np.float32))
+    ### BEGIN HIDDEN TESTS
+    _check_linear_layer(np.random.default_rng(5).standard_normal((5, 3)).astype(np.float32))
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 小结
