@@ -47,6 +47,7 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags
 from aicslib.visualize import draw_graph
+from workbook import grading
 
 np.random.seed(0)
 aics.random.set_seed(0)
@@ -585,7 +586,7 @@ assert "aics.print" not in child_stdout   # PrintV2 is in the file, but the fetc
 # * 返回 `(graph, results)`：`results` 是与 `xs` 等长的列表，第 i 个元素是 `sess.run` 对 `xs[i]` 的结果（NumPy 数组）。
 #
 # 这正是第 3 节测量的“构建一次、运行多次”：构建和生成执行计划的代价只付一次。测试会检查图的大小、会话的个数、
-# 每次 `run` 填入的数据和结果（直接用 eager 或 NumPy 算出结果都不算数）。
+# 每次 `run` 填入的数据和结果（直接用 eager、`aics.function` 或 NumPy 算出结果都不算数）。写完后运行下面锁定的测试单元格。
 
 # %%
 def eager_step(x, w):
@@ -611,57 +612,75 @@ def run_static(xs, w_val):
     ### END SOLUTION
 
 
-# %%
-try:
-    ex_graph, ex_results = run_static(XS_EX, W_EX)
-    print(len(ex_graph.get_operations()), "ops; results:", [r.round(3) for r in ex_results])
-except NotImplementedError:
-    print("run_static is not implemented yet: the test cell below will fail until it is.")
-
 # %% nbgrader={"grade": true, "grade_id": "run_static_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-# Autograded checks (locked): one graph whose size does not depend on len(xs), one Session,
-# one run per input with that input fed, and results equal to the eager computation.
+# Autograded checks (locked): one graph whose size does not depend on len(xs), one Session on that
+# graph, one run per input with that input fed, and results equal to the eager computation.
 def _record_sessions(fn, *args):
-    """Calls fn(*args) counting Session constructions and recording every Session.run."""
-    log = {"sessions": 0, "runs": []}
+    """Calls fn(*args) recording the graph of every Session created and every Session.run."""
+    log = {"graphs": [], "runs": []}
     init, run = aics.Session.__init__, aics.Session.run
-    def counting_init(self, *a, **kw):
-        log["sessions"] += 1
+
+    def recording_init(self, *a, **kw):
         init(self, *a, **kw)
+        log["graphs"].append(self.graph)
+
     def recording_run(self, fetches, feed_dict=None, *a, **kw):
         result = run(self, fetches, feed_dict, *a, **kw)
         log["runs"].append(([np.asarray(v) for v in (feed_dict or {}).values()], result))
         return result
-    aics.Session.__init__, aics.Session.run = counting_init, recording_run
+    aics.Session.__init__, aics.Session.run = recording_init, recording_run
     try:
         return fn(*args), log
     finally:
         aics.Session.__init__, aics.Session.run = init, run
 
+
 def _check_run_static(xs, w):
-    (graph, results), log = _record_sessions(run_static, xs, w)
-    assert isinstance(graph, aics.Graph), "return the graph you built"
-    types = [op.type for op in graph.get_operations()]
-    assert "Placeholder" in types and "MatMul" in types and "Tanh" in types, types
-    assert log["sessions"] == 1, f"use one Session for all inputs, not {log['sessions']}"
+    out, log = _record_sessions(run_static, xs, w)
+    grading.check(isinstance(out, (tuple, list)) and len(out) == 2,
+                  f"run_static must return (graph, results), got {type(out).__name__}")
+    graph, results = out
+    grading.check(isinstance(graph, aics.Graph),
+                  f"the first value returned must be the aics.Graph you built, got {type(graph).__name__}")
+    grading.check(graph.get_operations(), "the graph you returned is empty: build the computation in it "
+                                          "(with graph.as_default(): ...) and run it with a Session")
+    inputs = [op.outputs[0] for op in graph.get_operations() if op.type == "Placeholder"]
+    grading.check(any(t.dtype == aics.float32 and t.shape.as_list() == [None, 3] for t in inputs),
+                  f"the graph needs a float32 placeholder of shape (None, 3) for x; its placeholders: "
+                  f"{[(t.name, t.dtype.name, str(t.shape)) for t in inputs]}")
+    sessions = len(log["graphs"])
+    grading.check(sessions > 0, "no aics.Session was created: run the graph with sess.run, one call per input")
+    grading.check(sessions == 1, f"use one Session for all inputs, not {sessions}: the plan is built on the first run "
+                                 f"and reused by the next ones only within the same Session")
+    grading.check(log["graphs"][0] is graph, "the Session runs another graph than the one you returned")
     fed_runs = [r for feeds, r in log["runs"] if feeds]
-    assert len(fed_runs) == len(xs), f"{len(fed_runs)} fed Session.run calls for {len(xs)} inputs"
-    assert len(results) == len(xs)
+    grading.check(len(fed_runs) == len(xs),
+                  f"expected one fed Session.run per input ({len(xs)}), got {len(fed_runs)}")
+    grading.check(isinstance(results, (list, tuple)) and len(results) == len(xs),
+                  f"results must be a list with one result per input ({len(xs)}), got {type(results).__name__}"
+                  + (f" of length {len(results)}" if hasattr(results, "__len__") else ""))
     for i, (xv, got) in enumerate(zip(xs, results)):
         expected = eager_step(aics.constant(xv), aics.constant(w)).numpy()
-        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-6, err_msg=f"input {i}")
-        assert any(any(np.array_equal(f, xv) for f in feeds) and np.array_equal(np.asarray(r), np.asarray(got))
-                   for feeds, r in log["runs"]), f"result {i} did not come from a Session.run fed xs[{i}]"
+        grading.check_array(np.asarray(got), expected, f"results[{i}] (for xs[{i}] of shape {xv.shape})",
+                            rtol=1e-5, atol=1e-6,
+                            hint="the row sums (axis 1) of tanh(x @ w) * 2 - 1, as eager_step computes them")
+        grading.check(any(any(np.array_equal(f, xv) for f in feeds) and np.array_equal(np.asarray(r), np.asarray(got))
+                          for feeds, r in log["runs"]),
+                      f"results[{i}] is not what a Session.run fed with xs[{i}] returned: return sess.run's values")
     return len(graph.get_operations())
 
-_n_small = _check_run_static(XS_EX[:2], W_EX)
-_n_large = _check_run_static(XS_EX, W_EX)
-assert _n_small == _n_large, f"the graph grows with the number of inputs ({_n_small} -> {_n_large} ops): build it once"
-### BEGIN HIDDEN TESTS
-_xs_hidden = [np.random.default_rng(40 + i).standard_normal((3, 3)).astype(np.float32) for i in range(6)]
-assert _check_run_static(_xs_hidden, -W_EX) == _n_small
-### END HIDDEN TESTS
-print("run_static: one graph, one Session, one run per input, results match eager")
+
+with grading.exercise("run_static"):
+    _n_small = _check_run_static(XS_EX[:2], W_EX)
+    _n_large = _check_run_static(XS_EX, W_EX)
+    grading.check(_n_small == _n_large, f"the graph grows with the number of inputs ({_n_small} ops for 2 inputs, "
+                                        f"{_n_large} for 4): build it once, then only run it")
+    ### BEGIN HIDDEN TESTS
+    _xs_hidden = [np.random.default_rng(40 + i).standard_normal((3, 3)).astype(np.float32) for i in range(6)]
+    _n_hidden = _check_run_static(_xs_hidden, -W_EX)
+    grading.check(_n_hidden == _n_small, f"the graph grows with the number of inputs ({_n_small} ops for 2 inputs, "
+                                         f"{_n_hidden} for 6): build it once, then only run it")
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 8. 习题 5.2 的回答（用本笔记本的测量支撑）
@@ -709,8 +728,8 @@ assert summary["saved graph ran in a fresh process"]
 # **静态图的优点**
 #
 # 1. **运行效率高（尤其是小算子多的网络）**：图只构建一次，剪枝、设备放置、内核查找在生成执行计划时一次完成，
-#    之后每一步只是按计划调用内核。上表中小矩阵时 `eager / graph per step` 明显大于 1，每个操作的调度开销
-#    从 eager 的若干微秒降到图模式的一两微秒。
+#    之后每一步只是按计划调用内核。上表中小矩阵时 `eager / graph per step` 明显大于 1：每个操作的调度开销
+#    见上面打印的 `eager dispatch per op, us` 与 `graph per op, us` 两行。
 # 2. **便于全局优化**：框架在执行前看得到整张图，可以做剪枝（`00` 号笔记本里会话只执行取值需要的节点）、
 #    常量折叠、算子融合、内存复用（习题 5.10、5.11 会看到）。
 # 3. **便于部署**：图是数据，可以序列化。第 4 节的 GraphDef 在一个全新进程里被加载并运行，得到相同结果
@@ -835,9 +854,12 @@ print("traced once for every int32 scalar:", collatz_fn.experimental_get_tracing
 # 补全 `gcd_graph()`：构建并返回 `(graph, a, b, g)`，其中 `a`、`b` 是 `int32` 标量占位符，`g` 是它们的最大公约数
 # （欧几里得算法：当 `b != 0` 时 `(a, b) <- (b, a % b)`，结束时 `a` 就是答案；`gcd(a, 0) = a`）。
 #
-# * 必须用 `aics.while_loop` 在图中循环（测试会检查图里有 `Enter`/`NextIteration`/`Exit`），
-#   同一张图要能对任意输入运行（测试对很多对 `(a, b)` 用 `feed_dict` 运行**同一个** `g`）；
+# * 必须用 `aics.while_loop` 在图中循环：测试从 `g` 沿着图的边往回走，检查 `g` 的值确实是从循环里出来的
+#   （`Enter`/`Merge`/`Switch`/`NextIteration`/`Exit`）。图里另放一个 `g` 用不到的循环、或用 `cond` 展开固定的几步，都不算；
+# * 同一张图要能对任意输入运行（测试对很多对 `(a, b)`，包括需要迭代很多次的，用 `feed_dict` 运行**同一个** `g`）；
 # * 输入都是非负整数；`aics.floormod(a, b)`（或 `a % b`）是取余，`aics.not_equal(b, 0)` 是比较。
+#
+# 写完后运行下面锁定的测试单元格，它会说明哪一项检查没通过、期望什么、得到了什么。
 
 # %% nbgrader={"grade": false, "grade_id": "gcd_graph", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def gcd_graph():
@@ -852,38 +874,63 @@ def gcd_graph():
     ### END SOLUTION
 
 
-# %%
-try:
-    _g_graph, _g_a, _g_b, _g_out = gcd_graph()
-    with aics.Session(graph=_g_graph) as sess:
-        print("gcd(84, 36) =", sess.run(_g_out, {_g_a: 84, _g_b: 36}))
-except NotImplementedError:
-    print("gcd_graph is not implemented yet: the test cell below will fail until it is.")
-
 # %% nbgrader={"grade": true, "grade_id": "gcd_graph_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-# Autograded checks (locked): a real graph loop, one graph for all inputs, results = math.gcd.
+# Autograded checks (locked): g's value comes out of a while_loop (found by walking the graph back
+# from g, so a loop g does not use does not count), one graph for all inputs, results = math.gcd.
 import math
 
+
+def _fan_in(tensor):
+    """The ops `tensor` depends on: a walk backwards along data and control edges."""
+    seen, todo = set(), [tensor.op]
+    while todo:
+        op = todo.pop()
+        if op not in seen:
+            seen.add(op)
+            todo.extend(t.op for t in op.inputs)
+            todo.extend(op.control_inputs)
+    return seen
+
+
 def _check_gcd(pairs):
-    graph, a, b, g = gcd_graph()
-    assert isinstance(graph, aics.Graph), "return the graph you built"
-    types = [op.type for op in graph.get_operations()]
-    for t in ("Enter", "Merge", "Switch", "NextIteration", "Exit"):
-        assert t in types, f"no {t} op: build the loop with aics.while_loop"
-    assert a.op.type == "Placeholder" and b.op.type == "Placeholder", "a and b must be placeholders"
-    n_ops = len(types)
+    out = gcd_graph()
+    grading.check(isinstance(out, (tuple, list)) and len(out) == 4,
+                  f"gcd_graph must return (graph, a, b, g), got {type(out).__name__}")
+    graph, a, b, g = out
+    grading.check(isinstance(graph, aics.Graph),
+                  f"the first value returned must be the aics.Graph you built, got {type(graph).__name__}")
+    for name, t in (("a", a), ("b", b)):
+        grading.check(isinstance(t, aics.Tensor) and t.op.type == "Placeholder" and t.dtype == aics.int32,
+                      f"{name} must be an int32 placeholder (aics.placeholder(aics.int32, [])), got {t!r}")
+    grading.check(isinstance(g, aics.Tensor) and g.graph is graph, f"g must be a tensor of the returned graph, got {g!r}")
+    upstream = _fan_in(g)
+    missing = [t for t in ("Enter", "Merge", "Switch", "NextIteration", "Exit") if t not in {op.type for op in upstream}]
+    grading.check(not missing, f"g does not come out of a while_loop: walking the graph back from g finds no "
+                               f"{'/'.join(missing)} op. A loop elsewhere in the graph that g does not use does not "
+                               f"count, nor a fixed number of steps unrolled with cond: g must be a loop variable "
+                               f"returned by aics.while_loop")
+    grading.check(a.op in upstream and b.op in upstream, "g must be computed from both placeholders a and b")
+    n_ops = len(graph.get_operations())
     with aics.Session(graph=graph) as sess:
         for x, y in pairs:
-            got = sess.run(g, {a: x, b: y})
-            assert int(got) == math.gcd(x, y), f"gcd({x}, {y}) = {math.gcd(x, y)}, got {got}"
-    assert len(graph.get_operations()) == n_ops, "running must not add ops to the graph"
+            try:
+                got = sess.run(g, {a: x, b: y})
+            except aics.errors.OpError as e:
+                raise grading.CheckFailed(f"running g with a={x}, b={y} raised {type(e).__name__}: {e}") from None
+            grading.check(np.ndim(got) == 0 and int(got) == math.gcd(x, y),
+                          f"gcd({x}, {y}): expected {math.gcd(x, y)}, got {got}. Hint: loop while b != 0 with "
+                          f"(a, b) <- (b, a % b); the answer is the first loop variable when the loop ends")
+    grading.check(len(graph.get_operations()) == n_ops,
+                  "running g added ops to the graph: build everything before the Session runs")
 
-_check_gcd([(84, 36), (36, 84), (17, 5), (9, 0), (0, 9), (1, 1), (1071, 462)])
-### BEGIN HIDDEN TESTS
-_rng_gcd = np.random.default_rng(7)
-_check_gcd([(int(u), int(v)) for u, v in _rng_gcd.integers(0, 10_000, size=(25, 2))] + [(2 ** 20, 3 ** 12)])
-### END HIDDEN TESTS
-print("gcd_graph: a while_loop in the graph, results = math.gcd")
+
+with grading.exercise("gcd_graph"):
+    _check_gcd([(84, 36), (36, 84), (17, 5), (9, 0), (0, 9), (1, 1), (1071, 462), (89, 55)])
+    ### BEGIN HIDDEN TESTS
+    _rng_gcd = np.random.default_rng(7)
+    _check_gcd([(int(u), int(v)) for u, v in _rng_gcd.integers(0, 10_000, size=(25, 2))]
+               + [(2 ** 20, 3 ** 12), (832040, 514229), (514229, 832040), (0, 0)])
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 10. TensorBoard：事件文件与计算图
@@ -1013,8 +1060,6 @@ with reloaded.as_default():
     x_r, mse_r = aics.import_graph_def(aics.io.read_graph(pb_path), return_elements=["x:0", "mse:0"], name="")
 assert sorted(op.type for op in reloaded.get_operations()) == sorted(op.type for op in tb_graph.get_operations())
 
-# %% [markdown]
-# ## 小结
 # %% [markdown]
 # ## 小结
 #
