@@ -26,7 +26,7 @@
 # **运行时间**：完整设置下在笔记本电脑上全部运行约 15 秒。
 #
 # **练习**（自动评分，共 6 分）：第 8 节手写双线性插值（3 分），第 9 节“短边缩放到 256、再居中裁剪 224”（3 分）。
-# 练习之后没有依赖你答案的单元格，没做完也能一直运行到底。
+# 第 9 节练习之后的图在测试通过后用你的函数，此前用参考实现，所以没做完也能一直运行到底。
 #
 # 本章代码在 `aicslib/ops/image_ops.py`（算子定义与 Python API，对应 TF 的 `core/ops/image_ops.cc` 和
 # `python/ops/image_ops_impl.py`）、`aicslib/kernels/resize_ops.py`、`colorspace_ops.py`、`decode_image_op.py`（NumPy kernel，对应
@@ -48,6 +48,7 @@ from aicslib.keras.applications import imagenet_utils
 from aicslib.keras.applications.imagenet_utils import preprocess_input
 from aicslib.keras.preprocessing.sequence import pad_sequences
 from aicslib.keras.preprocessing.text import Tokenizer
+from workbook import grading
 
 SEED = 2022
 np.random.seed(SEED)
@@ -198,6 +199,8 @@ box_b = (hs, h - hs, ws, w - ws)
 box_a = (h * 16 / 256, h * 240 / 256, w * 16 / 256, w * 240 / 256)
 print("B keeps rows %d..%d, cols %d..%d" % box_b)
 print("A keeps rows %.2f..%.2f, cols %.2f..%.2f (in original coordinates)" % box_a)
+print(f"A crops {(256 - 224) // 2} pixels off each side of 256, keeping {224 / 256} of each side: "
+      f"both pipelines lose {(1 - 224 / 256) / 2:.2%} of the original on every side")
 assert all(abs(p - q) < 1.0 for p, q in zip(box_a, box_b))
 
 # %% [markdown]
@@ -302,7 +305,8 @@ print("models by mode:", imagenet_utils.MODELS_BY_MODE)
 
 # %% [markdown]
 # **用错模式会怎样？** 不会报错——数值只是落在错误的范围里。例如给 MobileNetV2（训练时输入在 $[-1,1]$）
-# 喂了 `caffe` 模式的数据，第一层卷积看到的是 ±120 左右的数，激活值大了两个数量级，准确率会悄无声息地崩掉。
+# 喂了 `caffe` 模式的数据，第一层卷积看到的数落在上面打印的 `caffe` 那一行的值域里，标准差比 `tf` 模式大得多
+# （下面打印这个倍数），激活值随之放大，准确率会悄无声息地崩掉。
 # 下面把三种模式的输入分布画在一起，并与 `tf` 模式期望的范围比较；另外注意 Keras 的一个细节：
 # **浮点数组会被原地修改**（整数数组先转换成 `float32`，所以不受影响）。
 
@@ -568,12 +572,22 @@ print(tensor_stats(base))
 # %% [markdown]
 # ## 8. 练习：自己写一个与 `tf.image.resize` 逐位一致的双线性插值
 #
-# 用 NumPy 实现 `my_resize_bilinear(images, out_h, out_w)`，输入 `[N, H, W, C]`，输出 `float32`，
-# 要与 `aics.image.resize(images, [out_h, out_w])`（TF2：半像素中心、不抗混叠）一致（误差 < 1e-5）。提示：
+# 用 NumPy 实现 `my_resize_bilinear(images, out_h, out_w)`，输入 `[N, H, W, C]`，输出 `float32` 的 `[N, out_h, out_w, C]`，
+# 要与 `aics.image.resize(images, [out_h, out_w])`（TF2：半像素中心、不抗混叠）一致。提示：
 #
 # * 输出行 $i$ 的采样坐标 $y=(i+0.5)\cdot H/\text{out\_h}-0.5$，上邻居 $\max(\lfloor y\rfloor, 0)$，
 #   下邻居 $\min(\lceil y\rceil, H-1)$，权重 $y-\lfloor y\rfloor$（列同理）；
-# * 先沿 $x$ 插值得到上、下两行，再沿 $y$ 插值；全部用 `float32` 计算。
+# * 先沿 $x$ 插值得到上、下两行，再沿 $y$ 插值。
+#
+# 规则（测试会检查）：
+#
+# * 只用 NumPy，不要调用 `aicslib`（它自己的 resize）；
+# * 用整个下标数组一次取出所有行、列的邻居，不要写逐像素（或逐行、逐列）的 Python 循环；对 2×2 个邻居循环可以；
+# * 误差以 float32 的 ulp（最后一位的单位）计：TF 用 float32 计算采样坐标和插值，换一种插值写法
+#   （如 $(1-w)a + wb$）或全程用 float64 计算再转成 float32，结果只差舍入，都算对；允许的误差是像素最大值的
+#   几个 ulp，加上采样坐标在 float32 中的舍入（约为图像边长的一个 ulp）乘以相邻像素之差。
+#
+# 写完后运行下面锁定的测试单元格，它会说明哪一项检查没通过、在哪个位置、期望什么、得到了什么。
 
 # %% nbgrader={"grade": false, "grade_id": "my_resize_bilinear", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_resize_bilinear(images, out_h, out_w):
@@ -599,52 +613,60 @@ def my_resize_bilinear(images, out_h, out_w):
 
 
 # %% nbgrader={"grade": true, "grade_id": "my_resize_bilinear_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Autograded checks (locked): against aics.image.resize and an independent brute-force reference
-# (one output pixel at a time, straight from the formula); the answer must be NumPy only, so calling
-# aicslib's own resize fails.
-def _numpy_only(fn, *args):
-    """Calls fn(*args); fails if it calls into aicslib (the library's implementation)."""
-    result, called = aics.test.library_calls(fn, *args)
-    assert not called, f"write it with NumPy: the answer calls aicslib ({sorted(called)})"
-    return result
+# Autograded checks (locked): against aics.image.resize (TF2's float32 arithmetic) within a tolerance in
+# float32 ulps, and (hidden) against the definition computed exactly in float64 (workbook.references.
+# image_resize); NumPy only (calling aicslib's resize or the reference fails), no Python loop per pixel.
+_RESIZE_HINT = ("sample output row i at y = (i + 0.5) * H / out_h - 0.5 (half-pixel centres), between input rows "
+                "max(floor(y), 0) and min(ceil(y), H - 1) with weight y - floor(y) on the second; columns alike")
 
 
-def _brute_bilinear(img, out_h, out_w):
-    """[H, W, C] -> [out_h, out_w, C] float64: half-pixel centres, edge clamping, no antialias."""
-    H, W, _ = img.shape
-    img = img.astype(np.float64)
-    out = np.zeros((out_h, out_w, img.shape[2]))
-    for i in range(out_h):
-        y = (i + 0.5) * H / out_h - 0.5
-        y0, y1, wy = max(int(np.floor(y)), 0), min(int(np.ceil(y)), H - 1), y - np.floor(y)
-        for j in range(out_w):
-            x = (j + 0.5) * W / out_w - 0.5
-            x0, x1, wx = max(int(np.floor(x)), 0), min(int(np.ceil(x)), W - 1), x - np.floor(x)
-            top = img[y0, x0] * (1 - wx) + img[y0, x1] * wx
-            bottom = img[y1, x0] * (1 - wx) + img[y1, x1] * wx
-            out[i, j] = top * (1 - wy) + bottom * wy
-    return out
+def _resize_tolerance(imgs):
+    """4 ulps of the largest pixel value, plus what TF's float32 sampling coordinate may be off (about one
+    ulp of the image's size; 3 allowed) times the step between neighbours (at most the largest value)."""
+    top = np.float32(max(float(np.abs(imgs).max()), 1.0))
+    size = np.float32(max(imgs.shape[1], imgs.shape[2]))
+    return float(4 * np.spacing(top) + 3 * np.spacing(size) * top)
 
 
-def _check_resize(shape, size, seed):
+def _resized(imgs, size):
+    got = grading.no_library_calls(my_resize_bilinear, imgs, *size, what="my_resize_bilinear")
+    grading.check(isinstance(got, np.ndarray), f"my_resize_bilinear must return a NumPy array, got {type(got).__name__}")
+    grading.check(got.dtype == np.float32, f"my_resize_bilinear must return float32 (astype(np.float32)), got {got.dtype}")
+    return got
+
+
+def _check_resize(shape, size, seed, expected=None):
     imgs = np.random.default_rng(seed).integers(0, 256, shape).astype(np.uint8)
-    mine = np.asarray(_numpy_only(my_resize_bilinear, imgs, *size))
-    ref = aics.image.resize(imgs, list(size)).numpy()
-    assert mine.dtype == np.float32, mine.dtype
-    assert mine.shape == ref.shape, (mine.shape, ref.shape)
-    assert np.abs(mine - ref).max() < 1e-5, np.abs(mine - ref).max()
-    brute = np.stack([_brute_bilinear(im, *size) for im in imgs])
-    assert np.abs(mine - brute).max() < 1e-3, np.abs(mine - brute).max()
+    got = _resized(imgs, size)
+    if expected is None:
+        expected = aics.image.resize(imgs, list(size)).numpy()
+    grading.check_array(got, expected(imgs, *size) if callable(expected) else expected,
+                        f"resizing {shape[1]}x{shape[2]} images (batch {shape[0]}, {shape[3]} channels) to {size[0]}x{size[1]}",
+                        atol=_resize_tolerance(imgs), hint=_RESIZE_HINT)
 
 
-for _k, (_shape, _size) in enumerate([((1, 5, 7, 1), (3, 4)), ((2, 5, 7, 3), (11, 13)), ((1, 6, 6, 2), (6, 6)),
-                                      ((3, 9, 4, 3), (2, 9))]):
-    _check_resize(_shape, _size, 7 + _k)
-### BEGIN HIDDEN TESTS
-_check_resize((2, 17, 10, 3), (7, 23), 99)
-_check_resize((1, 1, 8, 2), (4, 3), 98)
-### END HIDDEN TESTS
-print("all checks passed")
+def _check_no_loop_per_pixel(shape, size, seed):
+    imgs = np.random.default_rng(seed).integers(0, 256, shape).astype(np.uint8)
+    _, lines = grading.python_lines(my_resize_bilinear, imgs, *size)
+    grading.check(lines <= 150, f"my_resize_bilinear ran {lines} lines of Python to make one {size[0]}x{size[1]} image: "
+                                f"no Python loop per output pixel, row or column; index with whole arrays of rows and "
+                                f"columns (a loop over the 2 x 2 neighbours is fine)")
+
+
+with grading.exercise("my_resize_bilinear"):
+    for _k, (_shape, _size) in enumerate([((1, 5, 7, 1), (3, 4)), ((2, 5, 7, 3), (11, 13)), ((1, 6, 6, 2), (6, 6)),
+                                          ((3, 9, 4, 3), (2, 9))]):
+        _check_resize(_shape, _size, 7 + _k)
+    _check_no_loop_per_pixel((1, 40, 30, 3), (120, 100), 1)
+    ### BEGIN HIDDEN TESTS
+    from workbook.references.image_resize import bilinear_brute as _exact_bilinear
+    _check_resize((2, 17, 10, 3), (7, 23), 99)
+    _check_resize((1, 1, 8, 2), (4, 3), 98)
+    _check_resize((1, 31, 45, 3), (64, 50), 97)
+    for _k, (_shape, _size) in enumerate([((2, 5, 7, 3), (11, 13)), ((1, 31, 45, 3), (64, 50)), ((1, 13, 3, 1), (5, 8))]):
+        _check_resize(_shape, _size, 50 + _k, expected=_exact_bilinear)
+    _check_no_loop_per_pixel((1, 60, 90, 3), (150, 130), 2)
+    ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 9. 练习：按短边缩放到 256，再居中裁剪 224
@@ -657,8 +679,10 @@ print("all checks passed")
 # 3. 居中裁剪出 `crop`×`crop`（224×224）：上边（左边）裁掉 `(new_size - crop) // 2` 行（列）。
 #
 # 补全 `resize_short_side_then_crop(img_u8, short=256, crop=224)`，输入 `[H, W, 3]` 的 `uint8`（NumPy 数组或张量），
-# 返回 `[crop, crop, 3]` 的 `float32` NumPy 数组。可以用 `aics.image` 的算子，也可以切片。测试会在横图、竖图上
-# 用一个逐像素从定义计算的参考实现检查你的结果。
+# 返回 `[crop, crop, 3]` 的 `float32` NumPy 数组。可以用 `aics.image` 的算子，也可以切片；不要写逐像素（或逐行）的
+# Python 循环（测试会检查）。测试在横图、竖图和其它尺寸上，把你的结果与按定义用 float64 精确计算的参考实现比较，
+# 只允许舍入量级的误差（与第 8 节相同：值的几个 ulp，加上 float32 采样坐标的舍入乘以相邻像素之差）。
+# 写完后运行下面锁定的测试单元格；再下面的图在测试通过后显示你的结果。
 
 # %% nbgrader={"grade": false, "grade_id": "short_side_crop", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def resize_short_side_then_crop(img_u8, short=256, crop=224):
@@ -676,55 +700,70 @@ def resize_short_side_then_crop(img_u8, short=256, crop=224):
     ### END SOLUTION
 
 
-# %%
-try:
-    fig, ax = plt.subplots(1, len(FILES), figsize=(4 * len(FILES), 4))
-    for a_, f in zip(ax, FILES):
-        a_.imshow(resize_short_side_then_crop(DECODED[f.name]))
-        a_.set_title(f"{f.name}: {DECODED[f.name].shape[0]}x{DECODED[f.name].shape[1]} -> 224x224", fontsize=9)
-        a_.axis("off")
-    plt.show()
-except NotImplementedError:
-    plt.close("all")
-    print("resize_short_side_then_crop is not implemented yet: the test cell below will fail until it is.")
-
 # %% nbgrader={"grade": true, "grade_id": "short_side_crop_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Autograded checks (locked): against a brute-force reference that computes each output pixel of the
-# crop straight from the definition (short side -> 256 with the aspect ratio kept, bilinear with
-# half-pixel centres, centre crop), on landscape, portrait and square images.
-def _brute_short_side_crop(img, short=256, crop=224):
-    img = np.asarray(img, np.float64) / 255.0
-    H, W, _ = img.shape
-    new_h, new_w = (short, int(W * short / H + 0.5)) if H <= W else (int(H * short / W + 0.5), short)
-    top, left = (new_h - crop) // 2, (new_w - crop) // 2
-    out = np.zeros((crop, crop, img.shape[2]))
-    for i in range(crop):
-        y = (top + i + 0.5) * H / new_h - 0.5
-        y0, y1, wy = max(int(np.floor(y)), 0), min(int(np.ceil(y)), H - 1), y - np.floor(y)
-        row0, row1 = img[y0], img[y1]
-        for j in range(crop):
-            x = (left + j + 0.5) * W / new_w - 0.5
-            x0, x1, wx = max(int(np.floor(x)), 0), min(int(np.ceil(x)), W - 1), x - np.floor(x)
-            out[i, j] = ((row0[x0] * (1 - wx) + row0[x1] * wx) * (1 - wy)
-                         + (row1[x0] * (1 - wx) + row1[x1] * wx) * wy)
-    return out
+# Autograded checks (locked): against the definition computed exactly in float64 (short side -> 256 with the
+# aspect ratio kept, bilinear with half-pixel centres, centre crop: workbook.references.image_resize), on
+# landscape, portrait and square images; aics.image ops are allowed, calling the reference is not, nor a
+# Python loop per pixel or row.
+import inspect
+
+from workbook.references import image_resize as _ref_image_resize
+
+_REFERENCE_FUNCTIONS = {name for name, f in vars(_ref_image_resize).items()
+                        if inspect.isfunction(f) and f.__module__ == _ref_image_resize.__name__}
+
+
+def _short_side_tolerance(img):
+    """4 ulps of 1.0 (the largest value), plus what a float32 sampling coordinate may be off (about one ulp
+    of the image's size; 3 allowed) times the step between neighbours (at most 1.0)."""
+    return float(4 * np.spacing(np.float32(1)) + 3 * np.spacing(np.float32(max(img.shape[:2]))))
+
+
+def _short_side_hint(got, img):
+    if got.max() > 1.5:
+        return "values above 1: convert the uint8 image to [0, 1] first (aics.image.convert_image_dtype)"
+    return (f"a {img.shape[0]}x{img.shape[1]} image: scale the short side to `short` and the long one by the same "
+            f"factor, int(long * short / short_side + 0.5), keeping the aspect ratio; then cut (new - crop) // 2 "
+            f"rows (columns) off the top (left)")
 
 
 def _check_short_side(img, short=256, crop=224):
-    mine = np.asarray(resize_short_side_then_crop(img, short, crop))
-    assert mine.shape == (crop, crop, 3) and mine.dtype == np.float32, (mine.shape, mine.dtype)
-    err = np.abs(mine - _brute_short_side_crop(img, short, crop)).max()
-    assert err < 1e-4, f"max |mine - reference| = {err:.4g}"
+    got, called = grading.library_calls(resize_short_side_then_crop, img, short, crop)
+    grading.check(not called & _REFERENCE_FUNCTIONS,
+                  f"resize_short_side_then_crop calls the reference ({', '.join(sorted(called & _REFERENCE_FUNCTIONS))}): "
+                  f"write it yourself with aics.image ops or NumPy")
+    grading.check(isinstance(got, np.ndarray),
+                  f"return a NumPy array (a tensor's .numpy()), got {type(got).__name__}")
+    grading.check(got.dtype == np.float32, f"return float32, got {got.dtype}")
+    grading.check_array(got, _ref_image_resize.short_side_crop(img, short, crop),
+                        f"the {crop}x{crop} crop of a {img.shape[0]}x{img.shape[1]} image (short side {short})",
+                        atol=_short_side_tolerance(img), hint=_short_side_hint(got, img))
+    _, lines = grading.python_lines(resize_short_side_then_crop, img, short, crop)
+    grading.check(lines <= 100, f"resize_short_side_then_crop ran {lines} lines of Python for one image: no Python loop "
+                                f"per pixel or row (aics.image.resize and slicing work on the whole image)")
 
 
-_check_short_side(aics.datasets.images.load_image("chelsea"))                       # landscape 300x451
-_rng_s = np.random.default_rng(3)
-_check_short_side(_rng_s.integers(0, 256, (330, 260, 3)).astype(np.uint8))          # portrait
-### BEGIN HIDDEN TESTS
-_check_short_side(_rng_s.integers(0, 256, (257, 301, 3)).astype(np.uint8))          # odd margins
-_check_short_side(_rng_s.integers(0, 256, (120, 90, 3)).astype(np.uint8), 64, 48)   # other sizes, upsampling
-### END HIDDEN TESTS
-print("resize_short_side_then_crop matches the brute-force reference")
+with grading.exercise("short_side_crop"):
+    _check_short_side(aics.datasets.images.load_image("chelsea"))                       # landscape
+    _rng_s = np.random.default_rng(3)
+    _check_short_side(_rng_s.integers(0, 256, (330, 260, 3)).astype(np.uint8))          # portrait
+    ### BEGIN HIDDEN TESTS
+    _check_short_side(_rng_s.integers(0, 256, (257, 301, 3)).astype(np.uint8))          # odd margins
+    _check_short_side(_rng_s.integers(0, 256, (120, 90, 3)).astype(np.uint8), 64, 48)   # other sizes
+    _check_short_side(_rng_s.integers(0, 256, (100, 100, 3)).astype(np.uint8), 128, 96)  # square, upsampling
+    ### END HIDDEN TESTS
+
+# %%
+# The figure shows your function once its test above passed, until then the reference
+# (workbook.references.image_resize.short_side_crop).
+short_side_fn = grading.use("short_side_crop", resize_short_side_then_crop, _ref_image_resize.short_side_crop,
+                            what="short-side resize and crop (workbook.references.image_resize)")
+fig, ax = plt.subplots(1, len(FILES), figsize=(4 * len(FILES), 4))
+for a_, f in zip(ax, FILES):
+    a_.imshow(short_side_fn(DECODED[f.name]))
+    a_.set_title(f"{f.name}: {DECODED[f.name].shape[0]}x{DECODED[f.name].shape[1]} -> 224x224", fontsize=9)
+    a_.axis("off")
+plt.show()
 
 # %% [markdown]
 # ## 小结
