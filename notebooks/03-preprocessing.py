@@ -570,7 +570,7 @@ print(tensor_stats(base))
 
 
 # %% [markdown]
-# ## 8. 练习：自己写一个与 `tf.image.resize` 逐位一致的双线性插值
+# ## 8. 练习：自己写一个与 `tf.image.resize` 一致的双线性插值
 #
 # 用 NumPy 实现 `my_resize_bilinear(images, out_h, out_w)`，输入 `[N, H, W, C]`，输出 `float32` 的 `[N, out_h, out_w, C]`，
 # 要与 `aics.image.resize(images, [out_h, out_w])`（TF2：半像素中心、不抗混叠）一致。提示：
@@ -583,7 +583,7 @@ print(tensor_stats(base))
 #
 # * 只用 NumPy，不要调用 `aicslib`（它自己的 resize）；
 # * 用整个下标数组一次取出所有行、列的邻居，不要写逐像素（或逐行、逐列）的 Python 循环；对 2×2 个邻居循环可以；
-# * 误差以 float32 的 ulp（最后一位的单位）计：TF 用 float32 计算采样坐标和插值，换一种插值写法
+# * 误差以 float32 的 ulp (unit in the last place，最后一位的单位) 计：TF 用 float32 计算采样坐标和插值，换一种插值写法
 #   （如 $(1-w)a + wb$）或全程用 float64 计算再转成 float32，结果只差舍入，都算对；允许的误差是像素最大值的
 #   几个 ulp，加上采样坐标在 float32 中的舍入（约为图像边长的一个 ulp）乘以相邻像素之差。
 #
