@@ -54,18 +54,25 @@ notebooks: venv
 # `make test-full`: every notebook in its full setting, and the whole autograde matrix.
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --durations=20
 TEST_JOBS ?= auto
+# The student release the tests check (stripping) and run (in the browser): built once per run.
+TEST_RELEASE := build/test-release
 
 test: lint test-unit test-browser
+
+.PHONY: test-release
+test-release: venv
+	@$(MAKE) -s release RELEASE_DIR=$(TEST_RELEASE) COURSE_DIR=$(TEST_RELEASE)-course
 
 lint: venv
 	$(PYTHON) -m ruff check .
 
 # Skips only while tests/ holds no test files at all; once tests exist,
 # "no tests collected" (pytest exit 5) is a failure like any other.
-test-unit: venv
+test-unit: venv test-release
 	@if find tests -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
 	  echo "AICS_FAST=1 $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q"; \
-	  AICS_FAST=1 $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q; \
+	  AICS_TEST_RELEASE=$(abspath $(TEST_RELEASE))/$(ASSIGNMENT) AICS_FAST=1 \
+	    $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q; \
 	else \
 	  echo "test-unit: no test files in tests/ yet, skipping"; \
 	fi
@@ -85,14 +92,16 @@ test-full: venv
 	AICS_FAST=1 $(PYTEST) tests/grading -m full -q --timeout=3600
 
 # Real-browser tests (tests/browser/, run only here; test-unit ignores them): JupyterLab in headless
-# Chromium, every notebook Run All, every widget moved, Chinese rendering checked, on two workers.
+# Chromium opens the student release of every notebook, Run All (unanswered exercises report and
+# the cells after them use the references), every widget moved and checked, Chinese rendering
+# checked, on two workers. Where no browser can run (outside CI) the release runs under nbclient.
 # Screenshots and per-notebook reports: test-artifacts/browser/. Installs what is missing where it
 # can: playwright (the `browser` extra) and, as root with apt-get, Debian's chromium and
 # fonts-noto-cjk; where it cannot, the tests are reported as skipped with the reason (a failure
 # under CI=true).
 BROWSER_APT := chromium fonts-noto-cjk
 .PHONY: test-browser test-full lint
-test-browser: venv
+test-browser: venv test-release
 	@$(PYTHON) -c 'import playwright' 2>/dev/null || $(PYTHON) -m pip install -q -e '.[browser]' || \
 	  echo "test-browser: could not install playwright (pip install -e '.[browser]'): browser tests will be skipped"
 	@if ! { command -v chromium || command -v chromium-browser; } >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | grep -q .; then \
@@ -105,7 +114,8 @@ test-browser: venv
 	    echo "test-browser: Chromium or a Chinese font is missing and cannot be installed here (needs root with apt-get: apt-get install $(BROWSER_APT)): browser tests will be skipped"; \
 	  fi; \
 	fi
-	AICS_FAST=1 $(PYTEST) tests/browser -q -n 2 --timeout=900
+	AICS_BROWSER_NOTEBOOKS=$(abspath $(TEST_RELEASE))/$(ASSIGNMENT) AICS_FAST=1 \
+	  $(PYTEST) tests/browser -q -n 2 --timeout=900
 
 # ---------------------------------------------------------------------------
 # Course workflow (nbgrader; configuration in nbgrader_config.py, read from the repository root).

@@ -198,12 +198,19 @@ print({k: (f"{v * 1e6:.0f} us" if k.endswith("_s") else v) for k, v in r.items()
 
 # %%
 SIZE_CHOICES = [4, 16, 64, 128, 256]
-size_slider = widgets.SelectionSlider(options=SIZE_CHOICES, value=16, description="n")
-repeat_slider = widgets.IntSlider(value=10 if FAST else 100, min=5, max=500, step=5, description="repeats")
+size_slider = widgets.SelectionSlider(options=SIZE_CHOICES, value=16, description="n", continuous_update=False)
+repeat_slider = widgets.IntSlider(value=10 if FAST else 100, min=5, max=500, step=5, description="repeats",
+                              continuous_update=False)
+setting_out = widgets.Output()           # what the sliders set: the same for the same values
 timing_out = widgets.Output()
+timing_out.add_class("aics-timing")       # what they measure: new numbers on every run
 
 def show_timing(n, repeats):
     r = measure(n, repeats)
+    with setting_out:
+        setting_out.clear_output(wait=True)
+        print(f"n = {n}: a {n}x{n} matmul, tanh, scale and reduce ({r['ops']} graph ops), "
+              f"each mode timed as best of 3 x {repeats} steps")
     modes = ["eager", "graph", "function"]
     per_step_us = [r[m + "_s"] * 1e6 for m in modes]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -233,7 +240,7 @@ def _on_timing_change(change=None):
 
 size_slider.observe(_on_timing_change, names="value")
 repeat_slider.observe(_on_timing_change, names="value")
-display(widgets.VBox([widgets.HBox([size_slider, repeat_slider]), timing_out]))
+display(widgets.VBox([widgets.HBox([size_slider, repeat_slider]), setting_out, timing_out]))
 
 # The first plot is drawn inside the same Output widget, so moving a slider replaces it.
 r16 = _on_timing_change()

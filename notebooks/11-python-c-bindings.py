@@ -388,9 +388,19 @@ plt.show()
 # 拖动滑块选矩阵大小 n，选一种绑定：右边重新测量这一种绑定与 NumPy 的单次调用时间，并在第 9 节的曲线上标出来。
 
 # %%
-size_slider = widgets.SelectionSlider(options=SIZES, value=SIZES[1], description="n")
+# continuous_update=False: one measurement when the slider is released, not one per step it passes
+size_slider = widgets.SelectionSlider(options=SIZES, value=SIZES[1], description="n", continuous_update=False)
 binding_choice = widgets.ToggleButtons(options=list(native.BINDINGS), value="ctypes", description="binding")
+setting_out = widgets.Output()             # what the controls set: the same for the same values
 widget_out = widgets.Output()
+widget_out.add_class("aics-timing")         # what they measure: new numbers on every change
+
+
+def describe(size, binding):
+    with setting_out:
+        setting_out.clear_output(wait=True)
+        print(f"n = {size}: one {size}x{size} SGEMM ({2 * size ** 3 / 1e6:.3g} MFLOP, "
+              f"{3 * 4 * size * size / 1024:.0f} KiB of operands) through {binding} and through NumPy")
 
 
 def compare(size, binding):
@@ -411,6 +421,7 @@ def compare(size, binding):
 
 
 def _on_change(_=None):
+    describe(size_slider.value, binding_choice.value)
     with widget_out:
         widget_out.clear_output(wait=True)
         compare(size_slider.value, binding_choice.value)
@@ -418,7 +429,7 @@ def _on_change(_=None):
 
 size_slider.observe(_on_change, names="value")
 binding_choice.observe(_on_change, names="value")
-display(widgets.VBox([size_slider, binding_choice, widget_out]))
+display(widgets.VBox([size_slider, binding_choice, setting_out, widget_out]))
 _on_change()
 
 # %%

@@ -51,18 +51,26 @@ JS_CELL_STATE = """() => {
 }"""
 
 # A hash of everything the notebook's outputs show, with the widget controls themselves removed
-# (a moved slider changes its own readout; that must not count as "the output changed").
-JS_OUTPUT_SIGNATURE = """(sel) => {
+# (a moved slider changes its own readout; that must not count as "the output changed"). With
+# `stable`, what a re-run measures anew is left out: everything inside an output the notebook
+# marked `aics-timing` (widgets.Output().add_class("aics-timing"): timing plots and the verdicts
+# drawn from them) and measured times and rates in other text.
+JS_OUTPUT_SIGNATURE = """([sel, stable, text]) => {
   const parts = [];
+  const measured = /[0-9][0-9.,]*\\s*(ms|µs|us|ns|s|GFLOP\\/s|GB\\/s|x|×)(?![A-Za-z])/g;
   for (const area of document.querySelectorAll('.jp-Notebook .jp-Cell .jp-OutputArea')) {
+    if (stable && area.closest('.aics-timing')) continue;     // (an Output widget's own output area)
     const clone = area.cloneNode(true);
     clone.querySelectorAll(sel).forEach(e => e.remove());
-    parts.push(clone.textContent);
+    if (stable) clone.querySelectorAll('.aics-timing').forEach(e => e.remove());
+    parts.push(stable ? clone.textContent.replace(measured, '#') : clone.textContent);
     clone.querySelectorAll('img').forEach(i => parts.push(i.getAttribute('src') || ''));
     clone.querySelectorAll('svg').forEach(s => parts.push(s.outerHTML));
-    clone.querySelectorAll('pre').forEach(p => parts.push(p.textContent));
+    clone.querySelectorAll('pre').forEach(p => parts.push(stable ? p.textContent.replace(measured, '#')
+                                                                 : p.textContent));
   }
   const s = parts.join('\\u0001');
+  if (text) return s;
   let h = 2166136261 >>> 0;
   for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619) >>> 0; }
   return h.toString(16) + ':' + s.length;
@@ -79,8 +87,12 @@ JS_ERRORS = """() => {
       const t = o.textContent;
       if (/Error displaying widget|Failed to display|model not found/.test(t))
         found.push({cell: i, kind: 'widget', text: t.slice(0, 500)}); });
+    // an exception raised in a widget callback, shown inside an Output widget
+    c.querySelectorAll('.widget-output .jp-OutputArea-output').forEach(o => {
+      const t = o.textContent, k = t.indexOf('Traceback (most recent call last)');
+      if (k >= 0) found.push({cell: i, kind: 'widget callback', text: t.slice(k, k + 3000)}); });
   });
-  return found;
+  return found.filter((e, k) => found.findIndex(f => f.text === e.text) === k);
 }"""
 
 JS_STDERR = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].flatMap((c, i) =>
@@ -203,8 +215,21 @@ class Notebook:
             (btn.first if btn.count() else dlg.locator(".jp-Dialog-button").last).click()
             self.page.wait_for_timeout(500)
 
-    def signature(self):
-        return self.page.evaluate(JS_OUTPUT_SIGNATURE, CONTROL_SELECTOR)
+    def signature(self, stable=False, text=False):
+        """A hash of what the outputs show (with ``text``: the shown text itself, for a report)."""
+        return self.page.evaluate(JS_OUTPUT_SIGNATURE, [CONTROL_SELECTOR, stable, text])
+
+    def settle(self, timeout=WIDGET_TIMEOUT):
+        """Waits until the kernel is idle and the outputs stop changing; returns the stable signature."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            self.page.wait_for_timeout(500)
+            sig = self.signature()
+            if sig == last and self.kernel_state() == "idle":
+                break
+            last = sig
+        return self.signature(stable=True)
 
     def wait_output_change(self, before, timeout=WIDGET_TIMEOUT):
         """Wait until the outputs differ from `before` and settle; False when they never change."""
@@ -337,17 +362,21 @@ def _press_sibling_button(nb, ctl, before):
 
 
 def _interact(nb, loc, ctl, cell):
+    """Moves one control and checks that the output follows it: a new value changes what the
+    notebook shows (measured times aside), and the value set again (or the button pressed again)
+    shows the same as before. Returns one result dict per action."""
     page = nb.page
     loc.scroll_into_view_if_needed()
     kind = ctl["kind"]
-    steps = []
     if kind == "toggle":
         buttons = loc.locator("button")
-        for i in range(buttons.count()):
-            b = buttons.nth(i)
-            if "mod-active" in (b.get_attribute("class") or ""):
-                continue
-            steps.append((f"toggle -> {b.text_content().strip()}", lambda b=b: b.click()))
+        active = [i for i in range(buttons.count()) if "mod-active" in (buttons.nth(i).get_attribute("class") or "")]
+        others = [i for i in range(buttons.count()) if i not in active]
+        if not others:
+            return [dict(ctl, ok=True, note="single option, nothing to choose")]
+        new = buttons.nth(others[0])
+        what, act = f"toggle -> {new.text_content().strip()}", new.click
+        undo = (lambda: buttons.nth(active[0]).click()) if active else None
     elif kind == "dropdown":
         sel = loc.locator("select")
         cur = sel.evaluate("s => s.selectedIndex")
@@ -355,42 +384,96 @@ def _interact(nb, loc, ctl, cell):
         if count < 2:
             return [dict(ctl, ok=True, note="single option, nothing to choose")]
         idx = (cur + 1) % count
-        text = sel.evaluate("(s, i) => s.options[i].text", idx)
-        steps.append((f"select {text!r}", lambda: sel.select_option(index=idx)))
+        what = f"select {sel.evaluate('(s, i) => s.options[i].text', idx)!r}"
+        act, undo = (lambda: sel.select_option(index=idx)), (lambda: sel.select_option(index=cur))
     elif kind == "checkbox":
-        steps.append(("click checkbox", lambda: loc.locator("input").click()))
+        what, act = "click checkbox", (lambda: loc.locator("input").click())
+        undo = act
     elif kind == "button":
-        steps.append(("click", lambda: loc.click()))
+        what, act, undo = "click", loc.click, None
     else:
-        steps.append(("drag slider", lambda: _move_slider(page, loc)))
-    out = []
-    for what, act in steps:
-        before = nb.signature()
-        readout_before = _readout(loc)
-        try:
-            act()
-        except Exception as exc:
-            out.append(dict(ctl, action=what, ok=False, note=f"interaction failed: {exc}"))
-            continue
-        if kind == "slider" and _readout(loc) == readout_before:
-            _nudge_slider(loc)                      # drag did not move it: use the keyboard
-        changed = nb.wait_output_change(before)
-        note = "output changed"
-        if not changed and kind != "button":
-            pressed = _press_sibling_button(nb, ctl, before)
-            if pressed:
-                changed, note = True, f"output changed after pressing {pressed!r}"
-        if not changed:
-            note = "output did not change"
-        out.append(dict(ctl, action=what, readout=[readout_before, _readout(loc)], ok=changed, note=note))
-    if kind == "dropdown":
-        # back to the notebook's own choice, so the next control is tried in the state the
-        # notebook set up (e.g. a checkbox that matters only for some dropdown values)
-        loc.locator("select").select_option(index=cur)
-        page.wait_for_timeout(500)
-        nb.wait_kernel_idle(WIDGET_TIMEOUT)
-        page.wait_for_timeout(500)
-    return out
+        what, act, undo = "drag slider", (lambda: _move_slider(page, loc)), None
+    before_raw, before = nb.signature(), nb.signature(stable=True)
+    readout_before = _readout(loc)
+    result = dict(ctl, action=what)
+    try:
+        act()
+    except Exception as exc:
+        return [dict(result, ok=False, note=f"interaction failed: {exc}")]
+    if kind == "slider" and _readout(loc) == readout_before:
+        _nudge_slider(loc)                      # drag did not move it: use the keyboard
+    result["readout"] = [readout_before, _readout(loc)]
+    changed, pressed = nb.wait_output_change(before_raw), None
+    if not changed and kind != "button":
+        pressed = _press_sibling_button(nb, ctl, before_raw)
+        changed = pressed is not None
+    if not changed:
+        return [dict(result, ok=False, note="output did not change")]
+    after = nb.settle()
+    after_text = nb.signature(stable=True, text=True)
+    if after == before and kind != "button":      # a button may redo what the notebook already showed
+        return [dict(result, ok=False, note="output changed only in measured times: nothing shows the new value")]
+    # the same value again must show the same output
+    if kind == "button" or pressed:
+        again = _press_again(nb, ctl, loc if kind == "button" else pressed)
+        same, how = again == after, "pressed again"
+    elif kind == "slider":
+        _step_slider_and_back(loc)
+        again = nb.settle()
+        same, how = again == after, "moved away and back"
+    else:
+        undo()
+        nb.settle()
+        act()
+        again = nb.settle()
+        same, how = again == after, "set back and again"
+        if kind == "toggle":
+            # the other options, each must change the output; the last one stays selected, so a
+            # control it enables (03's seed slider) is exercised next
+            for i in others[1:]:
+                sig = nb.signature()
+                buttons.nth(i).click()
+                if not nb.wait_output_change(sig):
+                    return [dict(result, ok=False, note=f"option {buttons.nth(i).text_content().strip()!r}: "
+                                                        "output did not change")]
+                nb.settle()
+        else:
+            undo()                          # the notebook's own choice for the next control
+            nb.settle()
+    note = f"output changed{f' after pressing {pressed!r}' if pressed else ''}; {how}: " + \
+        ("same output" if same else "a different output for the same value")
+    if not same:
+        again_text = nb.signature(stable=True, text=True)
+        start = next((i for i, (a, b) in enumerate(zip(after_text, again_text)) if a != b),
+                     min(len(after_text), len(again_text)))
+        result["first_difference"] = [after_text[max(start - 200, 0):start + 300],
+                                      again_text[max(start - 200, 0):start + 300]]
+    return [dict(result, ok=same, note=note)]
+
+
+def _press_again(nb, ctl, button):
+    """Presses the button (a locator, or the label of the control's sibling button) once more."""
+    if isinstance(button, str):
+        buttons = [c for c in nb.page.evaluate(JS_LABEL_CONTROLS, CONTROL_SELECTOR)
+                   if c["kind"] == "button" and c["cell"] == ctl["cell"] and c["label"] == button]
+        button = nb.page.locator(f'[data-aics-ctl="{buttons[0]["n"]}"]')
+    nb.page.wait_for_function("(e) => !e.disabled", arg=button.element_handle(), timeout=WIDGET_TIMEOUT * 1000)
+    button.click()
+    nb.page.wait_for_timeout(800)
+    return nb.settle()
+
+
+def _step_slider_and_back(loc):
+    """One keyboard step away and one back: the slider's value is set again to what it was."""
+    handle = loc.locator(".noUi-handle").first
+    handle.focus()
+    before = _readout(loc)
+    handle.press("ArrowRight")
+    if _readout(loc) == before:            # at the maximum: step down and up instead
+        handle.press("ArrowLeft")
+        handle.press("ArrowRight")
+    else:
+        handle.press("ArrowLeft")
 
 
 def _readout(loc):
