@@ -13,7 +13,7 @@ test runs three times:
   EagerTensors (a FuncGraph run by the function's own Session).
 
 Each NumPy array among ``args`` becomes a tensor of its dtype and shape in the
-mode's form; any other argument (a Python number, a list of axes, a dtype)
+mode's form (an array of bytes or str a string tensor); any other argument (a Python number, a list of axes, a dtype)
 reaches ``fn`` as it is. With ``static_shapes=True`` the graph modes also check
 that the shape inferred while building is fully defined and is the shape that
 ran. ``run_op.mode`` names the mode, for the rare expectation that differs.
@@ -48,10 +48,10 @@ class OpRunner:
             return fn(*full)
 
         if self.mode == "eager":
-            return _to_numpy(build(*[aics.constant(a) for a in arrays]))
+            return _to_numpy(build(*[aics.constant(a, _dtype_of(a)) for a in arrays]))
         if self.mode == "session":
             with aics.Graph().as_default():
-                phs = [aics.placeholder(aics.as_dtype(a.dtype), a.shape) for a in arrays]
+                phs = [aics.placeholder(_dtype_of(a), a.shape) for a in arrays]
                 out = build(*phs)
                 with aics.Session() as sess:
                     result = sess.run(out, dict(zip(phs, arrays)))
@@ -59,11 +59,16 @@ class OpRunner:
                 _check_static_shapes(out, result)
             return result
         function = aics.function(build, autograph=False)
-        inputs = [aics.constant(a) for a in arrays]
+        inputs = [aics.constant(a, _dtype_of(a)) for a in arrays]
         result = _to_numpy(function(*inputs))
         if static_shapes:
             _check_static_shapes(function.get_concrete_function(*inputs).structured_outputs, result)
         return result
+
+
+def _dtype_of(array):
+    """The tensor dtype for an argument array: its own, or string for text (bytes or str items)."""
+    return aics.string if array.dtype.kind in "OSU" else aics.as_dtype(array.dtype)
 
 
 def _flat(x):
