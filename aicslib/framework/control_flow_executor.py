@@ -41,7 +41,7 @@ from .dead_tensor import DEAD
 from .errors import DeadlineExceededError, InvalidArgumentError
 from .execute import run_kernel
 from .graph import Operation
-from .planner import prune
+from .planner import fetch_targets, prune
 from .run_deadline import current_deadline
 
 CONTROL_FLOW_OPS = frozenset(("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "RefSwitch"))
@@ -159,9 +159,7 @@ class ControlFlowPlan:
     @staticmethod
     def _prune(graph, elements, feeds):
         """Ancestors of the fetches (cycles allowed), stopping at fed tensors; plus stack pushes."""
-        targets = [el if isinstance(el, Operation) else el.op for el in elements
-                   if isinstance(el, Operation) or el not in feeds]
-        keep = set(prune(targets, feeds, allow_cycles=True))
+        keep = set(prune(fetch_targets(elements, feeds), feeds, allow_cycles=True))
         while True:  # pushes onto kept stacks, and what they need
             more = [op for op in graph.get_operations() if op.type == "StackPushV2" and op not in keep
                     and _stack_of(op) in keep]

@@ -26,13 +26,21 @@ It returns
   be dropped once that op has run: those it consumes last, and those it
   produces that nothing consumes; never one in ``keep``.
 
-The Session calls ``aicslib.framework.session.planner``; ``default_planner``
-below is the library's, and ``aics.experimental.use_planner(fn)`` puts another
-in its place for the duration of a ``with`` block. A graph rewriter
+The Session calls the seam ``aicslib.framework.session.planner``
+(``seam.py``); ``default_planner`` below is the library's, and
+``aics.experimental.use_planner(fn)`` puts another in its place for the
+duration of a ``with`` block. A graph rewriter
 (Grappler) runs between planning and execution; when it replaces nodes, the
 freeing is recomputed for the new ones with ``last_uses``.
 """
 from .errors import InvalidArgumentError
+
+
+def fetch_targets(elements, feeds):
+    """The ops a step must run for its fetches: each fetched op, each fetched tensor's producer
+    (unless the tensor is fed: then its value is known without running anything)."""
+    return [el if not hasattr(el, "value_index") else el.op for el in elements
+            if not hasattr(el, "value_index") or el not in feeds]
 
 
 def default_planner(targets, feeds, keep):

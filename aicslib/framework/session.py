@@ -22,7 +22,6 @@ VLOG levels (AICS_MIN_VLOG_LEVEL): 1 pruning, 2 placement, 3 every kernel run
 (placement and kernel lines also in TF's own words: ``x(Mul) placed on: ...``,
 ``Process node: ...``; TF logs those at its VLOG 1).
 """
-import contextlib
 import threading
 
 import numpy as np
@@ -37,29 +36,17 @@ from .executor import Plan, Step, Tracer, run_plan
 from .fetch_mapper import FetchMapper
 from .graph import Operation, Tensor
 from .graph_options import GraphOptions
-from .planner import default_planner, last_uses
+from .planner import default_planner, fetch_targets, last_uses
 from .python_sequences import MIXED_TYPES, NON_RECTANGULAR
 from .run_metadata import RunMetadata, RunOptions  # noqa: F401  (TF's names here)
 from .run_deadline import run_deadline
+from .seam import Seam
 from .tensor_util import to_numpy
 
-#: The seam: the function every Session plans its steps with,
-#: ``planner(targets, feeds, keep) -> (order, free_after)`` (``planner.py`` has the contract).
-#: Replace it for a ``with`` block with ``aics.experimental.use_planner(fn)``.
-planner = default_planner
-
-
-@contextlib.contextmanager
-def use_planner(fn):
-    """Sessions plan with ``fn`` inside the block (plans are cached per planner)."""
-    global planner
-    if not callable(fn):
-        raise TypeError(f"use_planner expects a function planner(targets, feeds, keep), got {fn!r}.")
-    saved, planner = planner, fn
-    try:
-        yield fn
-    finally:
-        planner = saved
+#: The seam every Session plans its steps with (``planner.py`` has the contract); another
+#: planner takes its place for a ``with`` block through ``aics.experimental.use_planner(fn)``.
+planner = Seam("planner", default_planner, "planner(targets, feeds, keep) -> (order, free_after)")
+use_planner = planner.use
 
 
 _graph_rewriters = []
@@ -156,7 +143,7 @@ class Session:
             raise RuntimeError("The Session graph is empty.")
         mapper = FetchMapper(self._graph, fetches)
         feeds = self._normalize_feeds(feed_dict)
-        key = (tuple(mapper.elements), tuple(feeds), self._graph.version, planner)
+        key = (tuple(mapper.elements), tuple(feeds), self._graph.version, planner.current)
         plan = self._plans.get(key)
         if plan is None:
             with self._lock:
@@ -209,10 +196,8 @@ class Session:
     # ---- planning
     def _build_plan(self, elements, feeds):
         graph = self._graph
-        targets = [el if isinstance(el, Operation) else el.op for el in elements
-                   if isinstance(el, Operation) or el not in feeds]
         keep = {el for el in elements if isinstance(el, Tensor)}
-        order, free = planner(targets, feeds, keep)
+        order, free = planner(fetch_targets(elements, feeds), feeds, keep)
         order = list(order)
         if _log.vlog_is_on(1):
             kept = {op.name for op in order}

@@ -19,27 +19,14 @@ duration of a ``with`` block. Every graph gradient goes through it:
 ``aics.gradients``, ``GradientTape`` inside ``aics.function``, optimizers'
 ``minimize``, and the loop-free parts of a loop's gradient.
 """
-import contextlib
-
 from ..framework import context
 from ..framework.ops import name_scope
+from ..framework.seam import Seam
 from .gradients_util import as_tensor_list, default_gradients, graph_tensor_of  # noqa: F401
 
 #: The seam (see the module docstring); replaced for a ``with`` block by ``use_gradients``.
-implementation = default_gradients
-
-
-@contextlib.contextmanager
-def use_gradients(fn):
-    """Graph gradients are built by ``fn(ys, xs, grad_ys, stop_gradients)`` inside the block."""
-    global implementation
-    if not callable(fn):
-        raise TypeError(f"use_gradients expects a function fn(ys, xs, grad_ys, stop_gradients), got {fn!r}.")
-    saved, implementation = implementation, fn
-    try:
-        yield fn
-    finally:
-        implementation = saved
+implementation = Seam("gradients", default_gradients, "fn(ys, xs, grad_ys, stop_gradients) -> [gradient per x]")
+use_gradients = implementation.use
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, **unused):
