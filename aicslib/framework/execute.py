@@ -15,9 +15,9 @@ From ``aics.add(x, 1.0)`` to the kernel, eagerly:
    looks up the KernelCall cached for (op, device, input dtypes, attrs); on the
    first call ``op_def_library.prepare_inputs`` converts the inputs and
    infers and checks the attrs, and a KernelCall is made;
-4. :meth:`KernelCall.run_eager` calls ``compute`` on the input arrays, wraps
-   the results in EagerTensors and offers the op to any recording
-   ``GradientTape``;
+4. :meth:`KernelCall.run_eager` runs ``compute`` on the input arrays through
+   :func:`run_kernel` (the contract below), wraps the results in EagerTensors
+   and offers the op to any recording ``GradientTape``;
 5. ``compute`` is the registered kernel (``kernels/cwise_ops.py``) with its
    attrs bound.
 
