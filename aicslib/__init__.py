@@ -25,8 +25,8 @@ from .framework.graph_options import GraphOptions, OptimizerOptions, RewriterCon
 from .framework.session import (InteractiveSession, RunMetadata, RunOptions, Session,
                                 get_default_session)
 from .framework.raw_ops import raw_ops
-from .framework.backprop import GradientTape, custom_gradient
-from .framework.function import function
+from .eager.backprop import GradientTape, custom_gradient
+from .eager.def_function import function
 from .framework.init_scope import init_scope
 from .framework.graph_io import import_graph_def
 
@@ -73,6 +73,7 @@ from .ops import complex_grad as _g_complex  # noqa: F401,E402
 from . import random  # noqa: E402  (aics.random.set_seed, as TF2)
 from . import introspect, test  # noqa: E402,F401
 from . import config, initializers, math, optimizers  # noqa: E402,F401  (TF2 namespaces)
+from . import experimental  # noqa: E402,F401  (use_planner, use_gradients: the seams)
 from .math import linspace  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (tf.linalg.matmul ...: TF2 guides)
 from .linalg import norm  # noqa: E402,F401

@@ -2,7 +2,7 @@
 make before choosing a device, and ``library_calls`` for graded exercises that must be
 answered without the library's own implementation."""
 from .framework.call_tracing import library_calls  # noqa: F401
-from .framework.gradient_checker import compute_gradient, max_error  # noqa: F401
+from .eager.gradient_checker import compute_gradient, max_error  # noqa: F401
 
 
 def is_built_with_cuda():

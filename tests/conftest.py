@@ -5,6 +5,7 @@ import os
 
 import pytest
 from hypothesis import settings
+pytest_plugins = ["op_modes"]
 
 # CI runs derandomized (hypothesis draws the same examples every run, so a red CI reproduces
 # with the same command); elsewhere each run draws new ones.

@@ -1,5 +1,6 @@
-"""The execution layer (framework/execute.py): one KernelCall for eager and Session,
-the eager signature cache, and Python scalars converted once per value."""
+"""The execution layer (framework/execute.py): one KernelCall for eager and Session (and
+the same results in every mode, through the ``run_op`` fixture), the eager signature
+cache, and Python scalars converted once per value."""
 import math
 
 import numpy as np
@@ -31,7 +32,7 @@ def _in_session(fn, feeds=None):
 
 
 class TestKernelCall:
-    def test_list_inputs_and_list_outputs_same_in_both_modes(self, new_op):
+    def test_list_inputs_and_list_outputs_in_every_mode(self, run_op, new_op):
         # "SplitSum": N inputs -> (their sum, each input doubled as a list of N outputs)
         n = new_op(lambda b: b.input("xs: N * T").output("total: T").output("doubled: N * T")
                    .attr("N: int >= 1").attr("T: {float, double}"))
@@ -43,25 +44,18 @@ class TestKernelCall:
             return sum(xs), [2 * x for x in xs]
 
         vals = [np.arange(3, dtype=np.float32) + i for i in range(3)]
-        total, doubled = aics.raw_ops.__getattr__(n)(xs=[aics.constant(v) for v in vals])
-        np.testing.assert_array_equal(total.numpy(), vals[0] + vals[1] + vals[2])
-        assert [d.numpy().tolist() for d in doubled] == [(2 * v).tolist() for v in vals]
+        total, doubled = run_op(lambda *xs: aics.raw_ops.__getattr__(n)(xs=list(xs)), *vals)
+        np.testing.assert_array_equal(total, vals[0] + vals[1] + vals[2])
+        assert [d.tolist() for d in doubled] == [(2 * v).tolist() for v in vals]
+        assert seen == [3]  # the kernel saw one grouped list argument
 
-        def graph():
-            return aics.raw_ops.__getattr__(n)(xs=[aics.constant(v) for v in vals])
-        g_total, g_doubled = _in_session(graph)
-        np.testing.assert_array_equal(g_total, total.numpy())
-        for a, b in zip(g_doubled, doubled):
-            np.testing.assert_array_equal(a, b.numpy())
-        assert seen == [3, 3]  # the kernel saw one grouped list argument in both modes
-
-    def test_bfloat16_outputs_rounded_in_both_modes(self):
+    def test_bfloat16_outputs_rounded_in_every_mode(self, run_op):
         x = np.array([1.0 + 2 ** -10, 3.0 + 2 ** -9], np.float32)   # not representable in bfloat16
         want = np.array([1.0, 3.0], np.float32)                      # 8 significant bits, round-to-even
-        eager = aics.add(aics.constant(x, aics.bfloat16), aics.constant(np.zeros(2), aics.bfloat16))
-        graph = _in_session(lambda: aics.constant(x, aics.bfloat16) + aics.constant(np.zeros(2), aics.bfloat16))
-        np.testing.assert_array_equal(eager.numpy(), want)
-        np.testing.assert_array_equal(graph, want)
+        got = run_op(lambda x, z: aics.add(aics.cast(x, aics.bfloat16), aics.cast(z, aics.bfloat16)),
+                     x, np.zeros(2, np.float32))
+        assert got.dtype == aics.bfloat16.as_numpy_dtype
+        np.testing.assert_array_equal(got, want)
 
     def test_session_and_eager_build_the_same_object(self, monkeypatch):
         made = []
@@ -77,11 +71,11 @@ class TestKernelCall:
         assert ("Sub", "Sub", False) in made      # eager: one per (op, device, attrs)
         assert ("Sub", "d", True) in made         # Session: one per node
 
-    def test_kernel_returning_wrong_dtype_is_an_internal_error(self, new_op):
+    def test_kernel_returning_wrong_dtype_is_an_internal_error(self, run_op, new_op):
         n = new_op(lambda b: b.input("x: float").output("y: float"))
         aics.register_kernel(n)(lambda x: x.astype(np.float64))
         with pytest.raises(aics.errors.InternalError, match="returned float64 where the op declares float32"):
-            aics.raw_ops.__getattr__(n)(x=aics.constant([1.0]))
+            run_op(lambda x: aics.raw_ops.__getattr__(n)(x=x), np.array([1.0], np.float32))
 
 
 class TestSignatureCache:

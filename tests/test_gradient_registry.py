@@ -2,7 +2,7 @@
 
 Walks the gradient registry: each differentiable op type must have a recipe
 (a function building the op and float64 inputs) in some module's
-GRADIENT_CHECK_RECIPES under aicslib/ops, and its theoretical Jacobian must
+GRADIENT_CHECK_RECIPES under aicslib/ops or aicslib/eager, and its theoretical Jacobian must
 match the numerical one. A new op with a wrong or untested gradient fails here.
 """
 import importlib
@@ -12,14 +12,16 @@ import numpy as np
 import pytest
 
 import aicslib as aics
+import aicslib.eager
 import aicslib.ops
 
 
 def _collect_recipes():
     recipes = {}
-    for mod in pkgutil.iter_modules(aicslib.ops.__path__):
-        m = importlib.import_module(f"aicslib.ops.{mod.name}")
-        recipes.update(getattr(m, "GRADIENT_CHECK_RECIPES", {}))
+    for package in (aicslib.ops, aicslib.eager):
+        for mod in pkgutil.iter_modules(package.__path__):
+            m = importlib.import_module(f"{package.__name__}.{mod.name}")
+            recipes.update(getattr(m, "GRADIENT_CHECK_RECIPES", {}))
     return recipes
 
 

@@ -1,7 +1,8 @@
-"""Core math and array ops against NumPy references, in eager mode and in graphs.
+"""Core math and array ops against NumPy references, in every execution mode.
 
-Every op is computed both eagerly and through a Session (placeholders fed
-with the same arrays); both must match an independent NumPy computation
+Every op is computed in each mode of the ``run_op`` fixture (tests/op_modes.py:
+eagerly, through a Session with placeholders fed the same arrays, and inside
+``aics.function``); each must match an independent NumPy computation
 (element-wise ufuncs in float64, explicit loops for matmul and reductions).
 Hypothesis drives the broadcasting and shape cases.
 """
@@ -15,39 +16,17 @@ from hypothesis.extra import numpy as hnp
 import aicslib as aics
 
 
-def both_modes(fn, *arrays):
-    """Runs ``fn`` on eager constants and on fed placeholders; returns (eager, graph) results."""
-    eager = fn(*[aics.constant(a) for a in arrays])
-    eager = _to_np(eager)
-    with aics.Graph().as_default():
-        phs = [aics.placeholder(aics.as_dtype(a.dtype), a.shape) for a in arrays]
-        out = fn(*phs)
-        with aics.Session() as s:
-            graph = s.run(out, {p: a for p, a in zip(phs, arrays)})
-    # The static shape inferred at graph-construction time must agree with what ran.
-    for t, v in zip(out if isinstance(out, (list, tuple)) else [out],
-                    graph if isinstance(out, (list, tuple)) else [graph]):
-        static = t.shape
-        assert static.is_fully_defined() and static.as_list() == list(np.shape(v)), (t, static, np.shape(v))
-    return eager, graph
-
-
-def _to_np(x):
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_np(v) for v in x)
-    return x.numpy()
-
-
-def check(fn, ref, *arrays, rtol=1e-6, atol=0.0, dtype=None):
-    eager, graph = both_modes(fn, *arrays)
+def check(run_op, fn, ref, *arrays, rtol=1e-6, atol=0.0, dtype=None):
+    """``fn`` run on ``arrays`` in ``run_op``'s mode must match ``ref`` (NumPy on the arrays); in
+    the graph modes the static shape inferred while building must be the one that ran."""
+    got = run_op(fn, *arrays, static_shapes=True)
     expected = ref(*arrays)
-    for got in (eager, graph):
-        if isinstance(expected, list):
-            assert isinstance(got, list) and len(got) == len(expected)
-            for g_, e_ in zip(got, expected):
-                _compare(g_, e_, rtol, atol, dtype)
-        else:
-            _compare(got, expected, rtol, atol, dtype)
+    if isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected)
+        for g_, e_ in zip(got, expected):
+            _compare(g_, e_, rtol, atol, dtype)
+    else:
+        _compare(got, expected, rtol, atol, dtype)
 
 
 def _compare(got, expected, rtol, atol, dtype):
@@ -103,38 +82,38 @@ _CMP = {
 class TestBinaryBroadcasting:
     @pytest.mark.parametrize("name", sorted(_BINARY))
     @given(ab=pair_broadcast())
-    def test_float(self, name, ab):
+    def test_float(self, run_op, name, ab):
         fn, ref = _BINARY[name]
-        check(fn, ref, *ab, rtol=1e-6, atol=1e-5, dtype=np.float32)
+        check(run_op, fn, ref, *ab, rtol=1e-6, atol=1e-5, dtype=np.float32)
 
     @pytest.mark.parametrize("name", sorted(_CMP))
     @given(ab=pair_broadcast(-2, 2))
-    def test_comparisons(self, name, ab):
+    def test_comparisons(self, run_op, name, ab):
         fn, ref = _CMP[name]
         a, b = np.round(ab[0]), np.round(ab[1])  # make ties common
-        check(fn, ref, a, b, dtype=np.bool_)
+        check(run_op, fn, ref, a, b, dtype=np.bool_)
 
     @given(ab=pair_broadcast(dtype=np.int32))
-    def test_int_add_mul(self, ab):
+    def test_int_add_mul(self, run_op, ab):
         a, b = ab
-        check(aics.add, lambda x, y: x + y, a, b, dtype=np.int32)
-        check(aics.multiply, lambda x, y: x * y, a, b, dtype=np.int32)
+        check(run_op, aics.add, lambda x, y: x + y, a, b, dtype=np.int32)
+        check(run_op, aics.multiply, lambda x, y: x * y, a, b, dtype=np.int32)
 
     @given(ab=pair_broadcast(0.5, 5.0))
-    def test_divide(self, ab):
-        check(aics.divide, lambda a, b: a.astype(np.float64) / b, *ab, rtol=1e-6, dtype=np.float32)
+    def test_divide(self, run_op, ab):
+        check(run_op, aics.divide, lambda a, b: a.astype(np.float64) / b, *ab, rtol=1e-6, dtype=np.float32)
 
-    def test_divide_ints_is_float64(self):
+    def test_divide_ints_is_float64(self, run_op):
         a = np.array([7, -7, 1], np.int32)
         b = np.array([2, 2, 3], np.int32)
-        check(aics.divide, lambda x, y: x / y, a, b, dtype=np.float64)
+        check(run_op, aics.divide, lambda x, y: x / y, a, b, dtype=np.float64)
 
     @given(ab=pair_broadcast(0.1, 3.0))
-    def test_pow(self, ab):
-        check(aics.pow, lambda a, b: np.power(a.astype(np.float64), b), *ab, rtol=1e-5)
+    def test_pow(self, run_op, ab):
+        check(run_op, aics.pow, lambda a, b: np.power(a.astype(np.float64), b), *ab, rtol=1e-5)
 
-    def test_pow_ints(self):
-        check(aics.pow, lambda a, b: a ** b, np.array([2, -3, 5], np.int32), np.array([3, 2, 0], np.int32),
+    def test_pow_ints(self, run_op):
+        check(run_op, aics.pow, lambda a, b: a ** b, np.array([2, -3, 5], np.int32), np.array([3, 2, 0], np.int32),
               dtype=np.int32)
 
     def test_int_pow_negative_exponent_is_error(self):
@@ -148,11 +127,11 @@ class TestBinaryBroadcasting:
     @given(st.lists(st.booleans(), min_size=1, max_size=6).flatmap(
         lambda p: st.tuples(st.just(np.array(p)),
                             st.lists(st.booleans(), min_size=len(p), max_size=len(p)).map(np.array))))
-    def test_logical_and(self, pq):
+    def test_logical_and(self, run_op, pq):
         p, q = pq
-        check(aics.logical_and, np.logical_and, p, q, dtype=np.bool_)
-        check(aics.logical_or, np.logical_or, p, q, dtype=np.bool_)
-        check(aics.logical_not, np.logical_not, p, dtype=np.bool_)
+        check(run_op, aics.logical_and, np.logical_and, p, q, dtype=np.bool_)
+        check(run_op, aics.logical_or, np.logical_or, p, q, dtype=np.bool_)
+        check(run_op, aics.logical_not, np.logical_not, p, dtype=np.bool_)
 
 
 # ---------------------------------------------------------------------------
@@ -180,17 +159,17 @@ _UNARY = {
 class TestUnary:
     @pytest.mark.parametrize("name", sorted(_UNARY))
     @given(data=st.data())
-    def test_float32(self, name, data):
+    def test_float32(self, run_op, name, data):
         fn, ref, (lo, hi) = _UNARY[name]
         shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, max_side=4))
         x = data.draw(f32(shape, lo, hi))
-        check(fn, ref, x, rtol=2e-6, atol=1e-6, dtype=np.float32)
+        check(run_op, fn, ref, x, rtol=2e-6, atol=1e-6, dtype=np.float32)
 
     @pytest.mark.parametrize("name", ["exp", "sin", "tanh", "sigmoid", "sqrt", "log"])
-    def test_float64_precision(self, name):
+    def test_float64_precision(self, run_op, name):
         fn, ref, (lo, hi) = _UNARY[name]
         x = np.linspace(max(lo, 0.01), hi, 11)
-        check(fn, ref, x, rtol=1e-14, dtype=np.float64)
+        check(run_op, fn, ref, x, rtol=1e-14, dtype=np.float64)
 
     def test_sigmoid_extremes_stable(self):
         x = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0], np.float32)
@@ -198,16 +177,16 @@ class TestUnary:
         assert np.all(np.isfinite(got))
         np.testing.assert_allclose(got, [0.0, 1.9287498e-22, 0.5, 1.0, 1.0], rtol=1e-6)
 
-    def test_int_unary(self):
+    def test_int_unary(self, run_op):
         x = np.array([-3, 0, 4], np.int32)
-        check(aics.negative, np.negative, x, dtype=np.int32)
-        check(aics.abs, np.abs, x, dtype=np.int32)
-        check(aics.sign, np.sign, x, dtype=np.int32)
-        check(aics.square, np.square, x, dtype=np.int32)
+        check(run_op, aics.negative, np.negative, x, dtype=np.int32)
+        check(run_op, aics.abs, np.abs, x, dtype=np.int32)
+        check(run_op, aics.sign, np.sign, x, dtype=np.int32)
+        check(run_op, aics.square, np.square, x, dtype=np.int32)
 
-    def test_is_finite(self):
+    def test_is_finite(self, run_op):
         x = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], np.float32)
-        check(aics.is_finite, np.isfinite, x, dtype=np.bool_)
+        check(run_op, aics.is_finite, np.isfinite, x, dtype=np.bool_)
 
     def test_float_only_ops_reject_ints(self):
         with pytest.raises(TypeError, match="int32"):
@@ -219,7 +198,7 @@ class TestUnary:
 
 class TestSelectAndClip:
     @given(data=st.data())
-    def test_where_broadcasts(self, data):
+    def test_where_broadcasts(self, run_op, data):
         shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3))
         c = data.draw(hnp.arrays(np.bool_, shapes.input_shapes[0]))
         x = data.draw(f32(shapes.input_shapes[1]))
@@ -231,23 +210,23 @@ class TestSelectAndClip:
             for idx in itertools.product(*[range(d) for d in shapes.result_shape]):
                 out[idx] = xb[idx] if cb[idx] else yb[idx]
             return out
-        check(aics.where, brute, c, x, y)
+        check(run_op, aics.where, brute, c, x, y)
 
     @given(x=f32(hnp.array_shapes(min_dims=0, max_dims=3, max_side=4), -10, 10),
            lo=st.floats(-5, 0, width=32), hi=st.floats(0, 5, width=32))
-    def test_clip_by_value(self, x, lo, hi):
+    def test_clip_by_value(self, run_op, x, lo, hi):
         def brute(x):
             flat = [min(max(v, lo), hi) for v in x.reshape(-1).tolist()]
             return np.array(flat, np.float32).reshape(x.shape)
-        check(lambda t: aics.clip_by_value(t, lo, hi), brute, x, dtype=np.float32)
+        check(run_op, lambda t: aics.clip_by_value(t, lo, hi), brute, x, dtype=np.float32)
 
     def test_clip_min_above_max(self):
         with pytest.raises(aics.errors.InvalidArgumentError):
             aics.clip_by_value(np.ones(3, np.float32), 2.0, 1.0)
 
-    def test_add_n(self):
+    def test_add_n(self, run_op):
         xs = [np.random.RandomState(i).randn(2, 3).astype(np.float32) for i in range(4)]
-        check(lambda *t: aics.add_n(list(t)), lambda *a: np.sum(np.stack(a).astype(np.float64), 0), *xs,
+        check(run_op, lambda *t: aics.add_n(list(t)), lambda *a: np.sum(np.stack(a).astype(np.float64), 0), *xs,
               rtol=1e-6, atol=1e-6)
 
 
@@ -267,28 +246,28 @@ def brute_matmul(a, b):
 
 class TestMatMul:
     @given(data=st.data(), ta=st.booleans(), tb=st.booleans())
-    def test_transpose_flags(self, data, ta, tb):
+    def test_transpose_flags(self, run_op, data, ta, tb):
         n, k, m = (data.draw(st.integers(1, 4)) for _ in range(3))
         a = data.draw(f32((k, n) if ta else (n, k)))
         b = data.draw(f32((m, k) if tb else (k, m)))
-        check(lambda x, y: aics.matmul(x, y, transpose_a=ta, transpose_b=tb),
+        check(run_op, lambda x, y: aics.matmul(x, y, transpose_a=ta, transpose_b=tb),
               lambda x, y: brute_matmul(x.T if ta else x, y.T if tb else y), a, b, rtol=1e-5, atol=1e-4,
               dtype=np.float32)
 
-    def test_int32_and_float64(self):
+    def test_int32_and_float64(self, run_op):
         a = np.arange(6, dtype=np.int32).reshape(2, 3)
         b = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
-        check(aics.matmul, lambda x, y: brute_matmul(x, y).astype(np.int32), a, b, dtype=np.int32)
-        check(aics.matmul, brute_matmul, a.astype(np.float64), b.astype(np.float64), rtol=1e-15,
+        check(run_op, aics.matmul, lambda x, y: brute_matmul(x, y).astype(np.int32), a, b, dtype=np.int32)
+        check(run_op, aics.matmul, brute_matmul, a.astype(np.float64), b.astype(np.float64), rtol=1e-15,
               dtype=np.float64)
 
     @given(data=st.data())
-    def test_batched(self, data):
+    def test_batched(self, run_op, data):
         batch = data.draw(st.integers(1, 3))
         n, k, m = (data.draw(st.integers(1, 3)) for _ in range(3))
         a = data.draw(f32((batch, n, k)))
         b = data.draw(f32((batch, k, m)))
-        check(aics.matmul, lambda x, y: np.stack([brute_matmul(x[i], y[i]) for i in range(batch)]),
+        check(run_op, aics.matmul, lambda x, y: np.stack([brute_matmul(x[i], y[i]) for i in range(batch)]),
               a, b, rtol=1e-5, atol=1e-4)
 
     def test_incompatible(self):
@@ -304,13 +283,13 @@ class TestMatMul:
         with pytest.raises(aics.errors.InvalidArgumentError, match="MatMul"):
             aics.matmul(aics.constant(a), b.astype(np.float64))
 
-    def test_float16(self):
+    def test_float16(self, run_op):
         rng = np.random.RandomState(0)
         a = rng.randn(3, 4).astype(np.float16)
         b = rng.randn(4, 2).astype(np.float16)
-        check(aics.matmul, lambda x, y: brute_matmul(x, y), a, b, rtol=5e-3, atol=5e-3, dtype=np.float16)
-        check(aics.add, lambda x, y: x + y, a, a, rtol=0, dtype=np.float16)  # exact in float16
-        check(aics.multiply, lambda x, y: x * y, a, a, rtol=0, dtype=np.float16)
+        check(run_op, aics.matmul, lambda x, y: brute_matmul(x, y), a, b, rtol=5e-3, atol=5e-3, dtype=np.float16)
+        check(run_op, aics.add, lambda x, y: x + y, a, a, rtol=0, dtype=np.float16)  # exact in float16
+        check(run_op, aics.multiply, lambda x, y: x * y, a, a, rtol=0, dtype=np.float16)
 
 
 # ---------------------------------------------------------------------------
@@ -361,32 +340,32 @@ def _axes_list(x, axis):
 
 class TestReductions:
     @given(case=array_and_axes())
-    def test_reduce_sum(self, case):
+    def test_reduce_sum(self, run_op, case):
         x, axis, keep = case
-        check(lambda t: aics.reduce_sum(t, axis=axis, keepdims=keep),
+        check(run_op, lambda t: aics.reduce_sum(t, axis=axis, keepdims=keep),
               lambda a: brute_reduce(a, _axes_list(a, axis), keep, lambda s, v: s + v, 0.0), x,
               rtol=1e-5, atol=1e-4, dtype=np.float32)
 
     @given(case=array_and_axes())
-    def test_reduce_mean(self, case):
+    def test_reduce_mean(self, run_op, case):
         x, axis, keep = case
         axes = _axes_list(x, axis)
         n = int(np.prod([x.shape[a] for a in axes]))
-        check(lambda t: aics.reduce_mean(t, axis=axis, keepdims=keep),
+        check(run_op, lambda t: aics.reduce_mean(t, axis=axis, keepdims=keep),
               lambda a: brute_reduce(a, axes, keep, lambda s, v: s + v, 0.0) / n, x, rtol=1e-5, atol=1e-5)
 
     @given(case=array_and_axes())
-    def test_reduce_max_min(self, case):
+    def test_reduce_max_min(self, run_op, case):
         x, axis, keep = case
         axes = _axes_list(x, axis)
-        check(lambda t: aics.reduce_max(t, axis=axis, keepdims=keep),
+        check(run_op, lambda t: aics.reduce_max(t, axis=axis, keepdims=keep),
               lambda a: brute_reduce(a, axes, keep, max, -np.inf), x)
-        check(lambda t: aics.reduce_min(t, axis=axis, keepdims=keep),
+        check(run_op, lambda t: aics.reduce_min(t, axis=axis, keepdims=keep),
               lambda a: brute_reduce(a, axes, keep, min, np.inf), x)
 
-    def test_int_mean_truncates_like_tf(self):
+    def test_int_mean_truncates_like_tf(self, run_op):
         x = np.array([[1, 2], [4, 4]], np.int32)
-        check(lambda t: aics.reduce_mean(t, axis=1), lambda a: np.array([1, 4], np.int32), x, dtype=np.int32)
+        check(run_op, lambda t: aics.reduce_mean(t, axis=1), lambda a: np.array([1, 4], np.int32), x, dtype=np.int32)
 
     def test_bad_axis(self):
         with pytest.raises(aics.errors.InvalidArgumentError):
@@ -400,7 +379,7 @@ class TestReductions:
             assert aics.reduce_mean(p).shape.as_list() == []
 
     @given(data=st.data())
-    def test_argmax(self, data):
+    def test_argmax(self, run_op, data):
         shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
         x = np.round(data.draw(f32(shape, -3, 3)))  # ties: the first index wins, as TF
         axis = data.draw(st.integers(-len(shape), len(shape) - 1))
@@ -412,7 +391,7 @@ class TestReductions:
                 row = moved[idx].tolist()
                 out[idx] = row.index(max(row))
             return out
-        check(lambda t: aics.argmax(t, axis=axis), brute, x, dtype=np.int64)
+        check(run_op, lambda t: aics.argmax(t, axis=axis), brute, x, dtype=np.int64)
 
     def test_argmax_output_type(self):
         got = aics.argmax(np.array([[1.0, 3.0], [5.0, 0.0]], np.float32), axis=1, output_type=aics.int32)
@@ -425,7 +404,7 @@ class TestReductions:
 
 class TestArrayOps:
     @given(data=st.data())
-    def test_reshape(self, data):
+    def test_reshape(self, run_op, data):
         shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
         x = data.draw(f32(shape))
         n = x.size
@@ -437,7 +416,7 @@ class TestArrayOps:
             flat = a.reshape(-1).tolist()  # row-major order is the contract
             concrete = [n // (-np.prod([t for t in target if t != -1])) * -1 if t == -1 else t for t in target]
             return np.array(flat, np.float32).reshape(concrete)
-        check(lambda t: aics.reshape(t, target), brute, x)
+        check(run_op, lambda t: aics.reshape(t, target), brute, x)
 
     def test_reshape_bad_size(self):
         with pytest.raises(aics.errors.InvalidArgumentError,
@@ -448,7 +427,7 @@ class TestArrayOps:
                 aics.reshape(aics.zeros([6]), [4, 2])
 
     @given(data=st.data())
-    def test_transpose(self, data):
+    def test_transpose(self, run_op, data):
         shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=4, max_side=3))
         x = data.draw(f32(shape))
         perm = data.draw(st.permutations(range(len(shape))))
@@ -461,14 +440,14 @@ class TestArrayOps:
                     src[p] = idx[i]
                 out[idx] = a[tuple(src)]
             return out
-        check(lambda t: aics.transpose(t, perm), brute, x)
+        check(run_op, lambda t: aics.transpose(t, perm), brute, x)
 
-    def test_transpose_default_reverses(self):
+    def test_transpose_default_reverses(self, run_op):
         x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-        check(aics.transpose, lambda a: a.transpose(2, 1, 0), x)
+        check(run_op, aics.transpose, lambda a: a.transpose(2, 1, 0), x)
 
     @given(data=st.data())
-    def test_concat(self, data):
+    def test_concat(self, run_op, data):
         shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=3))
         axis = data.draw(st.integers(-len(shape), len(shape) - 1))
         parts = []
@@ -476,15 +455,15 @@ class TestArrayOps:
             s = list(shape)
             s[axis] = data.draw(st.integers(0, 3))
             parts.append(data.draw(f32(tuple(s))))
-        check(lambda *ts: aics.concat(list(ts), axis), lambda *a: np.concatenate(a, axis), *parts)
+        check(run_op, lambda *ts: aics.concat(list(ts), axis), lambda *a: np.concatenate(a, axis), *parts)
 
     @given(data=st.data())
-    def test_split_and_slice(self, data):
+    def test_split_and_slice(self, run_op, data):
         shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
         x = data.draw(f32(shape))
         axis = data.draw(st.integers(0, len(shape) - 1))
         n = data.draw(st.sampled_from([k for k in range(1, shape[axis] + 1) if shape[axis] % k == 0]))
-        check(lambda t: aics.split(t, n, axis=axis), lambda a: list(np.split(a, n, axis=axis)), x)
+        check(run_op, lambda t: aics.split(t, n, axis=axis), lambda a: list(np.split(a, n, axis=axis)), x)
         sizes = data.draw(st.lists(st.integers(0, 2), min_size=0, max_size=3))
         if sum(sizes) <= shape[axis]:
             sizes = sizes + [shape[axis] - sum(sizes)]       # size_splits must cover the dimension
@@ -492,7 +471,7 @@ class TestArrayOps:
             given_sizes = list(sizes)
             if data.draw(st.booleans()):
                 given_sizes[data.draw(st.integers(0, len(sizes) - 1))] = -1  # one -1 is inferred
-            check(lambda t: aics.split(t, given_sizes, axis=axis),
+            check(run_op, lambda t: aics.split(t, given_sizes, axis=axis),
                   lambda a: [np.take(a, range(bounds[i], bounds[i + 1]), axis=axis) for i in range(len(sizes))], x)
         begin = [data.draw(st.integers(0, d)) for d in shape]
         size = [data.draw(st.sampled_from([-1, data.draw(st.integers(0, d - b))])) for d, b in zip(shape, begin)]
@@ -500,7 +479,7 @@ class TestArrayOps:
         def brute(a):
             idx = tuple(slice(b, a.shape[i] if s == -1 else b + s) for i, (b, s) in enumerate(zip(begin, size)))
             return a[idx]
-        check(lambda t: aics.slice(t, begin, size), brute, x)
+        check(run_op, lambda t: aics.slice(t, begin, size), brute, x)
 
     def test_split_uneven_is_error(self):
         with pytest.raises(aics.errors.InvalidArgumentError):
@@ -521,7 +500,7 @@ class TestArrayOps:
             aics.slice(np.zeros((3, 3), np.float32), [2, 0], [2, 1])
 
     @given(data=st.data())
-    def test_stack(self, data):
+    def test_stack(self, run_op, data):
         shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, max_side=3))
         k = data.draw(st.integers(1, 3))
         parts = [data.draw(f32(shape)) for _ in range(k)]
@@ -530,12 +509,12 @@ class TestArrayOps:
         def brute(*a):
             moved = np.array([p for p in a])  # new axis first
             return np.moveaxis(moved, 0, axis)
-        check(lambda *ts: aics.stack(list(ts), axis=axis), brute, *parts)
+        check(run_op, lambda *ts: aics.stack(list(ts), axis=axis), brute, *parts)
 
     @given(shape=hnp.array_shapes(min_dims=0, max_dims=4, max_side=4))
-    def test_shape(self, shape):
+    def test_shape(self, run_op, shape):
         x = np.zeros(shape, np.float32)
-        check(aics.shape, lambda a: np.array(a.shape, np.int32), x, dtype=np.int32)
+        check(run_op, aics.shape, lambda a: np.array(a.shape, np.int32), x, dtype=np.int32)
 
     def test_shape_of_partial_is_dynamic(self):
         with aics.Graph().as_default():
@@ -589,12 +568,12 @@ def bf16_bits_reference(x):
 
 class TestCastOp:
     @given(bits=hnp.arrays(np.uint32, st.integers(1, 16)))
-    def test_bfloat16_against_bit_reference(self, bits):
+    def test_bfloat16_against_bit_reference(self, run_op, bits):
         x = bits.view(np.float32)
-        check(lambda t: aics.cast(aics.cast(t, aics.bfloat16), aics.float32), bf16_bits_reference, x,
+        check(run_op, lambda t: aics.cast(aics.cast(t, aics.bfloat16), aics.float32), bf16_bits_reference, x,
               rtol=0, dtype=np.float32)
 
-    def test_bfloat16_ops_both_modes(self):
+    def test_bfloat16_ops_both_modes(self, run_op):
         x = np.array([1.0, 1.5, 3.0, 100.0], np.float32)
         y = np.array([2 ** -8, 2 ** -7 + 2 ** -9, 3 * 2 ** -7, 0.3], np.float32)
 
@@ -603,24 +582,24 @@ class TestCastOp:
 
         def ref(a, b):
             return bf16_bits_reference(bf16_bits_reference(a) + bf16_bits_reference(b))
-        check(fn, ref, x, y, rtol=0)
+        check(run_op, fn, ref, x, y, rtol=0)
 
 
     @given(x=f32(hnp.array_shapes(min_dims=0, max_dims=2, max_side=4), -100, 100))
-    def test_float_to_int_truncates(self, x):
+    def test_float_to_int_truncates(self, run_op, x):
         def brute(a):
             return np.array([int(v) for v in a.reshape(-1).tolist()], np.int32).reshape(a.shape)
-        check(lambda t: aics.cast(t, aics.int32), brute, x, dtype=np.int32)
+        check(run_op, lambda t: aics.cast(t, aics.int32), brute, x, dtype=np.int32)
 
     @given(x=f32(hnp.array_shapes(min_dims=0, max_dims=2, max_side=4), -1e4, 1e4))
-    def test_to_float16_and_float64(self, x):
-        check(lambda t: aics.cast(t, aics.float16), lambda a: a.astype(np.float16), x, rtol=0, dtype=np.float16)
-        check(lambda t: aics.cast(t, aics.float64), lambda a: a.astype(np.float64), x, rtol=0, dtype=np.float64)
+    def test_to_float16_and_float64(self, run_op, x):
+        check(run_op, lambda t: aics.cast(t, aics.float16), lambda a: a.astype(np.float16), x, rtol=0, dtype=np.float16)
+        check(run_op, lambda t: aics.cast(t, aics.float64), lambda a: a.astype(np.float64), x, rtol=0, dtype=np.float64)
 
-    def test_bool_and_uint8(self):
+    def test_bool_and_uint8(self, run_op):
         x = np.array([0, 1, 255], np.uint8)
-        check(lambda t: aics.cast(t, aics.bool), lambda a: a != 0, x, dtype=np.bool_)
-        check(lambda t: aics.cast(t, aics.float32), lambda a: a.astype(np.float32), x, dtype=np.float32)
+        check(run_op, lambda t: aics.cast(t, aics.bool), lambda a: a != 0, x, dtype=np.bool_)
+        check(run_op, lambda t: aics.cast(t, aics.float32), lambda a: a.astype(np.float32), x, dtype=np.float32)
 
     def test_cast_to_same_dtype_is_identity(self):
         x = aics.constant([1.0])

@@ -1,5 +1,6 @@
 """aics.nn ops: forward values against brute force / NumPy formulas, TF semantics
-(shapes, padding, tie rules, error messages), eager and graph mode.
+(shapes, padding, tie rules, error messages), in every execution mode (the ``run_op``
+fixture, tests/op_modes.py: eager, Session, aics.function).
 
 Every gradient is also checked numerically by tests/test_gradient_registry.py
 (recipes in aicslib/ops/nn_grad.py); here the conv gradients are compared with
@@ -69,11 +70,12 @@ def brute_conv(x, w, strides, pads, dil=(1, 1)):
     ([1, 1, 2, 1], [[0, 0], [2, 0], [1, 3], [0, 0]], 1, (1, 2), ((2, 0), (1, 3)), (1, 1)),
     (1, "SAME", [1, 2, 1, 1], (1, 1), ((2, 2), (1, 1)), (2, 1)),
 ])
-def test_conv2d_matches_brute_force(strides, padding, dilations, s, pads, d):
+def test_conv2d_matches_brute_force(run_op, strides, padding, dilations, s, pads, d):
     x, w = rand(2, 6, 7, 3), rand(3, 3, 3, 4, seed=1)
-    y = aics.nn.conv2d(x, w, strides, padding, dilations=dilations)
+    y = run_op(lambda x, w: aics.nn.conv2d(x, w, strides, padding, dilations=dilations), x, w,
+               static_shapes=True)
     close(y, brute_conv(x, w, s, pads, d))
-    assert val(y).dtype == np.float32
+    assert y.dtype == np.float32
 
 
 def test_conv2d_output_shapes_as_tf():
@@ -84,15 +86,17 @@ def test_conv2d_output_shapes_as_tf():
     assert aics.nn.conv2d(x, w, 1, "VALID", dilations=2).shape == (1, 3, 2, 5)
 
 
-def test_conv2d_nchw_agrees_with_nhwc():
+def test_conv2d_nchw_agrees_with_nhwc(run_op):
     x, w = rand(2, 7, 6, 3), rand(3, 2, 3, 4, seed=1)
-    ref = aics.nn.conv2d(x, w, [2, 1], "SAME")
-    y = aics.nn.conv2d(cl.nhwc_to_nchw(x), w, [2, 1], "SAME", data_format="NCHW")
+    ref, y, y2 = run_op(lambda x, xc, w: [
+        aics.nn.conv2d(x, w, [2, 1], "SAME"),
+        aics.nn.conv2d(xc, w, [2, 1], "SAME", data_format="NCHW"),
+        # explicit padding is given in data_format order
+        aics.nn.conv2d(xc, w, 1, [[0, 0], [0, 0], [1, 2], [0, 1]], data_format="NCHW")],
+        x, cl.nhwc_to_nchw(x), w, static_shapes=True)
     assert y.shape == (2, 4, 4, 6)
-    close(cl.nchw_to_nhwc(val(y)), ref)
-    # explicit padding is given in data_format order
-    y2 = aics.nn.conv2d(cl.nhwc_to_nchw(x), w, 1, [[0, 0], [0, 0], [1, 2], [0, 1]], data_format="NCHW")
-    close(cl.nchw_to_nhwc(val(y2)), brute_conv(x, w, (1, 1), ((1, 2), (0, 1))))
+    close(cl.nchw_to_nhwc(y), ref)
+    close(cl.nchw_to_nhwc(y2), brute_conv(x, w, (1, 1), ((1, 2), (0, 1))))
 
 
 def test_conv2d_errors_name_both_shapes():
@@ -177,72 +181,74 @@ def test_conv2d_float16_keeps_dtype():
 # depthwise / separable / bias_add
 # ----------------------------------------------------------------------------
 
-def test_depthwise_and_separable_conv2d():
+def test_depthwise_and_separable_conv2d(run_op):
     x = rand(2, 6, 6, 3)
     dw = rand(3, 3, 3, 2, seed=1)
     pw = rand(1, 1, 6, 4, seed=2)
-    y = aics.nn.depthwise_conv2d(x, dw, [1, 1, 1, 1], "SAME")
+    y, s = run_op(lambda x, dw, pw: [aics.nn.depthwise_conv2d(x, dw, [1, 1, 1, 1], "SAME"),
+                                     aics.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "SAME")],
+                  x, dw, pw, static_shapes=True)
     assert y.shape == (2, 6, 6, 6)
     full = np.zeros((3, 3, 3, 6), np.float32)
     for c in range(3):
         full[:, :, c, 2 * c:2 * c + 2] = dw[:, :, c]
     close(y, brute_conv(x, full, (1, 1), ((1, 1), (1, 1))))
-    s = aics.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "SAME")
-    close(s, np.einsum("nhwc,ck->nhwk", val(y), pw[0, 0]))
+    close(s, np.einsum("nhwc,ck->nhwk", y, pw[0, 0]))
 
 
 @pytest.mark.parametrize("data_format", ["NHWC", "NCHW"])
-def test_bias_add(data_format):
+def test_bias_add(run_op, data_format):
     x, b = rand(2, 3, 4, 5), rand(5 if data_format == "NHWC" else 3, seed=1)
-    y = aics.nn.bias_add(x, b, data_format=data_format)
+    y = run_op(lambda x, b: aics.nn.bias_add(x, b, data_format=data_format), x, b, static_shapes=True)
     expected = x + (b if data_format == "NHWC" else b[None, :, None, None])
     close(y, expected)
     with pytest.raises(aics.errors.InvalidArgumentError):
-        aics.nn.bias_add(x, rand(7), data_format=data_format)
+        run_op(lambda x, b: aics.nn.bias_add(x, b, data_format=data_format), x, rand(7))
 
 
 # ----------------------------------------------------------------------------
 # activations, softmax, losses
 # ----------------------------------------------------------------------------
 
-def test_activations():
+def test_activations(run_op):
     x = np.array([-3.0, -0.5, 0.0, 0.5, 7.0], np.float32)
-    close(aics.nn.relu(x), np.maximum(x, 0))
-    close(aics.nn.relu6(x), np.clip(x, 0, 6))
-    close(aics.nn.elu(x), np.where(x > 0, x, np.expm1(x)))
-    close(aics.nn.leaky_relu(x, alpha=0.1), np.where(x > 0, x, 0.1 * x))
-    close(aics.nn.leaky_relu(x), np.where(x > 0, x, 0.2 * x))
-    close(aics.nn.sigmoid(x), 1 / (1 + np.exp(-x)))
-    close(aics.nn.tanh(x), np.tanh(x))
-    for f in (aics.nn.relu, aics.nn.relu6, aics.nn.elu, aics.nn.leaky_relu):
-        assert f(x).dtype == aics.float32
+    got = run_op(lambda t: [aics.nn.relu(t), aics.nn.relu6(t), aics.nn.elu(t), aics.nn.leaky_relu(t, alpha=0.1),
+                            aics.nn.leaky_relu(t), aics.nn.sigmoid(t), aics.nn.tanh(t)], x)
+    expected = [np.maximum(x, 0), np.clip(x, 0, 6), np.where(x > 0, x, np.expm1(x)), np.where(x > 0, x, 0.1 * x),
+                np.where(x > 0, x, 0.2 * x), 1 / (1 + np.exp(-x)), np.tanh(x)]
+    for g, e in zip(got, expected):
+        close(g, e)
+        assert g.dtype == np.float32
 
 
-def test_softmax_is_stable_and_takes_an_axis():
+def test_softmax_is_stable_and_takes_an_axis(run_op):
     x = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]], np.float32)
-    y = val(aics.nn.softmax(x))
+    z = rand(2, 3, 4)
+    y, ls, sz = run_op(lambda x, z: [aics.nn.softmax(x), aics.nn.log_softmax(x), aics.nn.softmax(z, axis=1)],
+                       x, z, static_shapes=True)
     assert np.all(np.isfinite(y))
     e = np.exp(x - x.max(1, keepdims=True))
     close(y, e / e.sum(1, keepdims=True))
-    ls = val(aics.nn.log_softmax(x))
     assert np.all(np.isfinite(ls))
     close(ls, (x - x.max(1, keepdims=True)) - np.log(e.sum(1, keepdims=True)))
-    z = rand(2, 3, 4)
-    close(aics.nn.softmax(z, axis=1), np.exp(z) / np.exp(z).sum(1, keepdims=True))
+    close(sz, np.exp(z) / np.exp(z).sum(1, keepdims=True))
 
 
-def test_cross_entropies():
+def test_cross_entropies(run_op):
     logits = np.array([[2.0, -1.0, 0.5], [1000.0, -1000.0, 0.0]], np.float32)
     labels = np.array([[0.2, 0.3, 0.5], [0.0, 1.0, 0.0]], np.float32)
     ls = logits - logits.max(1, keepdims=True)
     logp = ls - np.log(np.exp(ls).sum(1, keepdims=True))
-    loss = val(aics.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    loss, sparse = run_op(lambda labels, ids, logits: [
+        aics.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits),
+        aics.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits)],
+        labels, np.array([2, 1]), logits, static_shapes=True)
     assert np.all(np.isfinite(loss))
     close(loss, -(labels * logp).sum(1))
-    sparse = val(aics.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([2, 1]), logits=logits))
     close(sparse, -logp[[0, 1], [2, 1]])
     with pytest.raises(aics.errors.InvalidArgumentError, match="valid range"):
-        aics.nn.sparse_softmax_cross_entropy_with_logits(labels=np.array([3, 0]), logits=logits)
+        run_op(lambda ids, logits: aics.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits),
+               np.array([3, 0]), logits)
     # rank 3 logits
     l3 = rand(2, 2, 3)
     z3 = np.abs(rand(2, 2, 3, seed=1))
@@ -272,18 +278,21 @@ def test_xent_gradient_is_softmax_minus_labels():
     close(tape.gradient(loss, lt), e / e.sum(1, keepdims=True) - labels)
 
 
-def test_moments_and_batch_normalization():
+def test_moments_and_batch_normalization(run_op):
     x = rand(4, 3, 5)
-    mean, var = aics.nn.moments(x, axes=[0, 1])
+    offset, scale = rand(5, seed=1), rand(5, seed=2)
+
+    def build(x, offset, scale):
+        mean, var = aics.nn.moments(x, axes=[0, 1])
+        m2, _ = aics.nn.moments(x, axes=[2], keepdims=True)
+        return [mean, var, m2, aics.nn.batch_normalization(x, mean, var, offset, scale, 1e-3),
+                aics.nn.batch_normalization(x, mean, var, None, None, 1e-3)]
+    mean, var, m2, y, y_plain = run_op(build, x, offset, scale, static_shapes=True)
     close(mean, x.mean((0, 1)))
     close(var, x.var((0, 1)))
-    m2, v2 = aics.nn.moments(x, axes=[2], keepdims=True)
     assert m2.shape == (4, 3, 1)
-    offset, scale = rand(5, seed=1), rand(5, seed=2)
-    y = aics.nn.batch_normalization(x, mean, var, offset, scale, 1e-3)
     close(y, (x - x.mean((0, 1))) / np.sqrt(x.var((0, 1)) + 1e-3) * scale + offset)
-    close(aics.nn.batch_normalization(x, mean, var, None, None, 1e-3),
-          (x - x.mean((0, 1))) / np.sqrt(x.var((0, 1)) + 1e-3))
+    close(y_plain, (x - x.mean((0, 1))) / np.sqrt(x.var((0, 1)) + 1e-3))
 
 
 def test_dropout_tf2_semantics():
@@ -328,14 +337,16 @@ def brute_pool(x, k, s, padding, op):
 
 
 @pytest.mark.parametrize("k,s,padding", [(2, 2, "VALID"), (3, 2, "SAME"), ([3, 2], [1, 2], "SAME"), (3, 1, "VALID")])
-def test_max_and_avg_pool(k, s, padding):
+def test_max_and_avg_pool(run_op, k, s, padding):
     x = rand(2, 7, 6, 3)
     kk = (k, k) if isinstance(k, int) else tuple(k)
     ss = (s, s) if isinstance(s, int) else tuple(s)
-    close(aics.nn.max_pool(x, k, s, padding), brute_pool(x, kk, ss, padding, np.max))
-    close(aics.nn.avg_pool(x, k, s, padding), brute_pool(x, kk, ss, padding, np.mean))
-    y = aics.nn.max_pool(cl.nhwc_to_nchw(x), k, s, padding, data_format="NCHW")
-    close(cl.nchw_to_nhwc(val(y)), brute_pool(x, kk, ss, padding, np.max))
+    mx, av, y = run_op(lambda x, xc: [aics.nn.max_pool(x, k, s, padding), aics.nn.avg_pool(x, k, s, padding),
+                                      aics.nn.max_pool(xc, k, s, padding, data_format="NCHW")],
+                       x, cl.nhwc_to_nchw(x), static_shapes=True)
+    close(mx, brute_pool(x, kk, ss, padding, np.max))
+    close(av, brute_pool(x, kk, ss, padding, np.mean))
+    close(cl.nchw_to_nhwc(y), brute_pool(x, kk, ss, padding, np.max))
 
 
 def test_max_pool_gradient_tie_rule_and_overlap():
@@ -358,26 +369,27 @@ def test_max_pool_gradient_tie_rule_and_overlap():
     np.testing.assert_array_equal(g, [[0, 0, 0], [0, 4, 0], [0, 0, 0]])
 
 
-def test_max_pool_with_argmax_indices():
+def test_max_pool_with_argmax_indices(run_op):
     x = rand(2, 4, 5, 3)
-    y, idx = aics.nn.max_pool_with_argmax(x, 2, 2, "SAME")
+    y, idx, idx_b = run_op(lambda x: [*aics.nn.max_pool_with_argmax(x, 2, 2, "SAME"),
+                                      aics.nn.max_pool_with_argmax(x, 2, 2, "SAME", include_batch_in_index=True)[1]],
+                           x, static_shapes=True)
     close(y, brute_pool(x, (2, 2), (2, 2), "SAME", np.max))
-    idx = val(idx)
     assert idx.dtype == np.int64
     flat = x.reshape(2, -1)
     for n in range(2):
-        np.testing.assert_array_equal(flat[n][idx[n]], val(y)[n])
-    _, idx_b = aics.nn.max_pool_with_argmax(x, 2, 2, "SAME", include_batch_in_index=True)
-    np.testing.assert_array_equal(x.reshape(-1)[val(idx_b)], val(y))
+        np.testing.assert_array_equal(flat[n][idx[n]], y[n])
+    np.testing.assert_array_equal(x.reshape(-1)[idx_b], y)
     h, w_, c = 1, 3, 2
     assert (h * 5 + w_) * 3 + c == 26                 # TF's formula, (y * width + x) * channels + c
 
 
-def test_avg_pool_same_divides_by_valid_pixels():
+def test_avg_pool_same_divides_by_valid_pixels(run_op):
     x = np.ones((1, 3, 3, 1), np.float32)
-    np.testing.assert_allclose(val(aics.nn.avg_pool(x, 3, 1, "SAME")), np.ones((1, 3, 3, 1)), rtol=1e-6)
+    np.testing.assert_allclose(run_op(lambda x: aics.nn.avg_pool(x, 3, 1, "SAME"), x), np.ones((1, 3, 3, 1)),
+                               rtol=1e-6)
     with pytest.raises(aics.errors.InvalidArgumentError):
-        aics.nn.max_pool(x, 2, 2, "EXPLICIT")
+        run_op(lambda x: aics.nn.max_pool(x, 2, 2, "EXPLICIT"), x)
 
 
 @pytest.mark.parametrize("op", ["conv2d", "depthwise_conv2d"])

@@ -286,7 +286,7 @@ class TestPruning:
         assert "Executing kernel Mul for node 'c' on /device:CPU:0: inputs [float32[], float32[]] -> [float32[]]" in err
         # TF-like prefix: date, severity letter I, file:line]
         line = next(entry for entry in err.splitlines() if "Executing kernel Mul" in entry)
-        assert " I aicslib/framework/session.py:" in line and "] Executing" in line
+        assert " I aicslib/framework/executor.py:" in line and "] Executing" in line
 
     def test_vlog_silent_by_default(self, g, vlog, capfd):
         vlog(0)

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 import aicslib as aics
 from aicslib.framework.errors import InvalidArgumentError
 from aicslib.framework.execute import apply_op
-from aicslib.framework.gradient_checker import compute_gradient
+from aicslib.eager.gradient_checker import compute_gradient
 
 
 def _random_sparse(rng, shape, density, dtype=np.float32):

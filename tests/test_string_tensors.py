@@ -119,22 +119,30 @@ def test_plus_string_and_number_is_a_type_error():
 
 # -- aics.strings, against TF's documented results -------------------------------------------
 
-def test_join():
+def _text(value):
+    """``value`` (str or bytes items) as an array ``run_op`` makes a string tensor of."""
+    return np.array(value, dtype=object)
+
+
+def test_join(run_op):
     # tf.strings.join docstring: join([['abc','123'], ['def','456']], separator=' ')
-    got = S.join([["abc", "123"], ["def", "456"]], separator=" ").numpy()
+    got, broadcast = run_op(lambda x, y, a, bc: [S.join([x, y], separator=" "), S.join([a, bc], "-")],
+                            _text(["abc", "123"]), _text(["def", "456"]), _text("a"), _text(["b", "c"]))
     assert list(got) == [b"abc def", b"123 456"]
-    assert list(S.join(["a", ["b", "c"]], "-").numpy()) == [b"a-b", b"a-c"]   # scalars broadcast
+    assert list(broadcast) == [b"a-b", b"a-c"]   # scalars broadcast
     with pytest.raises(aics.errors.InvalidArgumentError, match="shapes do not match"):
         S.join([["a", "b"], ["c", "d", "e"]])
 
 
-def test_reduce_join_docstring_examples():
-    x = [["abc", "123"], ["def", "456"]]
-    assert S.reduce_join(x).numpy() == b"abc123def456"
-    assert list(S.reduce_join(x, 0).numpy()) == [b"abcdef", b"123456"]
-    assert list(S.reduce_join(x, 1).numpy()) == [b"abc123", b"def456"]
-    assert list(S.reduce_join(x, -1, separator=".").numpy()) == [b"abc.123", b"def.456"]
-    kept = S.reduce_join(x, 1, keepdims=True).numpy()
+def test_reduce_join_docstring_examples(run_op):
+    x = _text([["abc", "123"], ["def", "456"]])
+    whole, by_0, by_1, dotted, kept = run_op(lambda x: [
+        S.reduce_join(x), S.reduce_join(x, 0), S.reduce_join(x, 1), S.reduce_join(x, -1, separator="."),
+        S.reduce_join(x, 1, keepdims=True)], x)
+    assert whole == b"abc123def456"
+    assert list(by_0) == [b"abcdef", b"123456"]
+    assert list(by_1) == [b"abc123", b"def456"]
+    assert list(dotted) == [b"abc.123", b"def.456"]
     assert kept.shape == (2, 1) and list(kept[:, 0]) == [b"abc123", b"def456"]
     with pytest.raises(aics.errors.InvalidArgumentError, match="Invalid reduction dimension 2"):
         S.reduce_join(x, 2)
@@ -157,13 +165,15 @@ def test_reduce_join_matches_loops(shape, data):
         assert got[idx] == b",".join(row)
 
 
-def test_length_bytes_and_utf8_chars():
+def test_length_bytes_and_utf8_chars(run_op):
     # tf.strings.length docstring: ['Hello','TensorFlow', '🙂'] -> [5, 10, 4] bytes; [5, 10, 1] chars
-    strings = ["Hello", "TensorFlow", "\U0001F642"]
-    assert list(S.length(strings).numpy()) == [5, 10, 4]
-    assert list(S.length(strings, unit="UTF8_CHAR").numpy()) == [5, 10, 1]
-    assert S.length(b"a\0\0").numpy() == 3
-    assert S.length("x").dtype == aics.int32
+    strings = _text(["Hello", "TensorFlow", "\U0001F642"])
+    in_bytes, in_chars, nuls = run_op(lambda s, nul: [S.length(s), S.length(s, unit="UTF8_CHAR"), S.length(nul)],
+                                      strings, _text(b"a\0\0"))
+    assert list(in_bytes) == [5, 10, 4]
+    assert list(in_chars) == [5, 10, 1]
+    assert nuls == 3
+    assert in_bytes.dtype == np.int32
 
 
 @settings(max_examples=40, deadline=None)
@@ -177,11 +187,14 @@ def test_substr_matches_python_slicing(s, pos, n):
         assert S.substr(s, pos, n).numpy() == s[start:start + n]
 
 
-def test_substr_docstring_example():
+def test_substr_docstring_example(run_op):
     # tf.strings.substr docstring: input [b'Hello', b'World'], pos 1, len 3 -> [b'ell', b'orl']
-    assert list(S.substr([b"Hello", b"World"], 1, 3).numpy()) == [b"ell", b"orl"]
-    assert list(S.substr([b"Hello", b"World"], [1, 2], [3, 2]).numpy()) == [b"ell", b"rl"]
-    assert S.substr("héllo", 1, 2, unit="UTF8_CHAR").numpy() == "él".encode()
+    same, each, chars = run_op(lambda w, h: [S.substr(w, 1, 3), S.substr(w, [1, 2], [3, 2]),
+                                             S.substr(h, 1, 2, unit="UTF8_CHAR")],
+                               _text([b"Hello", b"World"]), _text("héllo"))
+    assert list(same) == [b"ell", b"orl"]
+    assert list(each) == [b"ell", b"rl"]
+    assert chars == "él".encode()
 
 
 def test_split_scalar_and_ragged_refusal():
@@ -242,20 +255,25 @@ def test_to_number_int64_round_trips(v):
     assert S.to_number(str(v), out_type=aics.int64).numpy() == v
 
 
-def test_regex_replace():
+def test_regex_replace(run_op):
     # tf.strings.regex_replace docstring: remove non-alphanumeric characters
-    got = S.regex_replace("Text with tags.<br /><b>contains html</b>", "<[^>]+>", " ").numpy()
+    got, first, whole = run_op(lambda html, abc, ab: [
+        S.regex_replace(html, "<[^>]+>", " "), S.regex_replace(abc, "(b)(c)", r"\2\1", replace_global=False),
+        S.regex_replace(ab, "a", r"\0\0")],
+        _text("Text with tags.<br /><b>contains html</b>"), _text("abc abc"), _text("ab"))
     assert got == b"Text with tags.  contains html "
-    assert S.regex_replace("abc abc", "(b)(c)", r"\2\1", replace_global=False).numpy() == b"acb abc"
-    assert S.regex_replace("ab", "a", r"\0\0").numpy() == b"aab"         # RE2: \0 = whole match
+    assert first == b"acb abc"
+    assert whole == b"aab"         # RE2: \0 = whole match
     with pytest.raises(aics.errors.InvalidArgumentError, match="Invalid pattern"):
         S.regex_replace("ab", "(", "x")
 
 
-def test_upper_lower():
-    assert S.upper("abc é").numpy() == "ABC é".encode()        # ASCII only by default
-    assert S.upper("abc é", encoding="utf-8").numpy() == "ABC É".encode()
-    assert list(S.lower(["CamelCase", "ÀB"]).numpy()) == [b"camelcase", "Àb".encode()]
+def test_upper_lower(run_op):
+    ascii_only, utf8, lower = run_op(lambda s, words: [S.upper(s), S.upper(s, encoding="utf-8"), S.lower(words)],
+                                     _text("abc é"), _text(["CamelCase", "ÀB"]))
+    assert ascii_only == "ABC é".encode()        # ASCII only by default
+    assert utf8 == "ABC É".encode()
+    assert list(lower) == [b"camelcase", "Àb".encode()]
 
 
 def test_format():

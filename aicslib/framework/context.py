@@ -49,3 +49,17 @@ def eager_device():
 
 def thread_state():
     return _state
+
+
+def get_default_session():
+    """The innermost session entered with ``as_default()`` on this thread, else None."""
+    st = _state.session_stack
+    return st[-1] if st else None
+
+
+def get_default_session_or_raise(what):
+    sess = get_default_session()
+    if sess is None:
+        raise ValueError(f"Cannot {what}: no default session is registered. Use `with "
+                         f"sess.as_default()` or pass an explicit session.")
+    return sess

@@ -27,34 +27,26 @@ ready when all its inputs for that tag have arrived.
   guarantees that a loop's gradient sees all the values the forward loop
   pushed on its stacks.
 
-Pruning keeps the ancestors of the fetches (stopping at fed tensors), plus
-every ``StackPushV2`` whose stack is used (the forward half of a while-loop
-gradient: nothing downstream consumes a push, but the pops need it).
+Pruning is the planner's (``planner.prune``, loops' back edges allowed) from
+the fetches, plus every ``StackPushV2`` whose stack is used (the forward half
+of a while-loop gradient: nothing downstream consumes a push, but the pops
+need it). Each node runs through the run's step function
+(``execute.run_kernel``), as in every executor.
 """
 import collections
 import time
 import weakref
 
+from .dead_tensor import DEAD
 from .errors import DeadlineExceededError, InvalidArgumentError
-from .ops import Operation
+from .execute import run_kernel
+from .graph import Operation
+from .planner import fetch_targets, prune
 from .run_deadline import current_deadline
 
 CONTROL_FLOW_OPS = frozenset(("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "RefSwitch"))
 
 
-class _Dead:
-    """The value of a dead tensor (``DEAD``): produced by the untaken side of a Switch."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "DEAD"
-
-    def __bool__(self):
-        return False
-
-
-DEAD = _Dead()
 
 _cache = weakref.WeakKeyDictionary()  # Graph -> (version, has control flow)
 
@@ -97,15 +89,13 @@ class _Frame:
 class ControlFlowPlan:
     """The pruned graph of one (fetches, feeds) signature, ready to run with frames and deadness."""
 
-    def __init__(self, graph, elements, feeds, make_step, wrap_error):
+    def __init__(self, graph, elements, feeds, kernel_call):
         self.elements = elements
-        self.wrap_error = wrap_error
         ops = self._prune(graph, elements, feeds)
         self.ops = ops
         index = {op: i for i, op in enumerate(ops)}
-        no_slots = collections.defaultdict(int)
         n = len(ops)
-        self.compute = [None] * n
+        self.calls = [None] * n
         self.kind = [_NORMAL] * n
         self.n_pending = [0] * n
         self.n_data = [0] * n
@@ -121,7 +111,7 @@ class ControlFlowPlan:
                 t = op.outputs[0]
                 raise InvalidArgumentError(None, op, f"You must feed a value for placeholder tensor "
                                            f"'{op.name}' with dtype {t.dtype.name}\n\t [[node {op.name}]]")
-            self.compute[i] = make_step(op, no_slots).compute
+            self.calls[i] = kernel_call(op)
             self.out_edges[i] = [[] for _ in op.outputs]
             self.fed_out[i] = [t in feeds for t in op.outputs]
             t = op.type
@@ -169,37 +159,20 @@ class ControlFlowPlan:
     @staticmethod
     def _prune(graph, elements, feeds):
         """Ancestors of the fetches (cycles allowed), stopping at fed tensors; plus stack pushes."""
-        keep = set()
-        stack = []
-        for el in elements:
-            if isinstance(el, Operation):
-                stack.append(el)
-            elif el not in feeds:
-                stack.append(el.op)
-
-        def walk():
-            while stack:
-                op = stack.pop()
-                if op in keep:
-                    continue
-                keep.add(op)
-                for t in op.inputs:
-                    if t not in feeds:
-                        stack.append(t.op)
-                stack.extend(op.control_inputs)
-        walk()
+        keep = set(prune(fetch_targets(elements, feeds), feeds, allow_cycles=True))
         while True:  # pushes onto kept stacks, and what they need
             more = [op for op in graph.get_operations() if op.type == "StackPushV2" and op not in keep
                     and _stack_of(op) in keep]
             if not more:
                 break
-            stack.extend(more)
-            walk()
+            keep.update(prune(more, feeds, allow_cycles=True))
         return [op for op in graph.get_operations() if op in keep]  # creation order: deterministic
 
     # ---- running
-    def execute(self, feeds):
+    def execute(self, feeds, step=run_kernel):
+        """Runs the plan with ``feeds``; each node through ``step`` (``run_kernel`` or a Tracer)."""
         self.feeds = feeds
+        self.step = step
         self.queue = collections.deque()
         self.pending = {}
         self.results = {}
@@ -243,7 +216,7 @@ class ControlFlowPlan:
                                            f"'{self.elements[k].name}' is dead (on the untaken side of "
                                            f"a Switch).")
             out.append(None if value_index is None else v)
-        self.queue = self.pending = self.results = self.root = self.feeds = None
+        self.queue = self.pending = self.results = self.root = self.feeds = self.step = None
         return out
 
     def _inputs(self, i):
@@ -258,14 +231,8 @@ class ControlFlowPlan:
         k = self.kind[i]
         if k == _MERGE or k == _LOOP_MERGE:
             inputs = [DEAD if v is None else v for v in inputs]
-        try:
-            r = self.compute[i](*inputs)
-        except Exception as e:
-            raise self.wrap_error(self.ops[i], e, inputs) from None
-        n_out = len(self.out_edges[i])
-        if n_out == 1:
-            return [r]
-        return list(r or ())
+        r = self.step(self.calls[i], inputs, self.ops[i])
+        return [r] if len(self.out_edges[i]) == 1 else list(r)
 
     def _enqueue(self, i, f, it, inputs, dead):
         self.queue.append((i, f, it, inputs, dead))

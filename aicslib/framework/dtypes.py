@@ -40,6 +40,11 @@ class DType:
         return self._enum
 
     @property
+    def datatype_name(self):
+        """The DataType enum's name (``DT_FLOAT``), as GraphDefs and OpDef text spell it."""
+        return self._tf_name
+
+    @property
     def is_floating(self):
         return self._name in ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn",
                               "float8_e5m2")

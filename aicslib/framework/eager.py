@@ -9,7 +9,7 @@ both modes.
 import numpy as np
 
 from . import dtypes
-from .ops import TensorOperators
+from .tensor_operators import TensorOperators
 from .tensor_shape import TensorShape
 
 
@@ -25,33 +25,35 @@ def array_of_numpy_value(a, dtype=None):
 
 
 class EagerTensor(TensorOperators):
-    """A tensor with a concrete value, produced when executing eagerly."""
+    """A tensor with a concrete value, produced when executing eagerly.
 
-    __slots__ = ("_array", "_dtype", "_device", "_shape", "__weakref__")
+    ``array`` is the value as stored (a NumPy array, shared with whoever made it:
+    read it, never write to it), ``dtype`` its DType, ``device`` where it lives.
+    They are plain attributes rather than properties because the op dispatcher
+    reads them for every input of every op.
+    """
+
+    __slots__ = ("array", "dtype", "device", "_shape", "__weakref__")
 
     def __init__(self, array, dtype, device="/device:CPU:0"):
-        self._array = array
-        self._dtype = dtype
-        self._device = device
+        self.array = array
+        self.dtype = dtype
+        self.device = device
 
     def numpy(self):
         """The value as a NumPy array (a read-only view shares memory, as in TF)."""
-        a = self._array
+        a = self.array
         if type(a) is np.ndarray:
             # a scalar is a NumPy scalar (np.float32(1.0)), a string one bytes, as in TF
             return a[()] if a.ndim == 0 else a
-        return np.asarray(a, dtype=self._dtype.as_numpy_dtype) if self._dtype.as_numpy_dtype is not object else a
-
-    @property
-    def dtype(self):
-        return self._dtype
+        return np.asarray(a, dtype=self.dtype.as_numpy_dtype) if self.dtype.as_numpy_dtype is not object else a
 
     @property
     def shape(self):
         try:
             return self._shape
         except AttributeError:  # first use: the value never changes, so neither does its shape
-            self._shape = TensorShape.from_known_dims(np.shape(self._array))
+            self._shape = TensorShape.from_known_dims(np.shape(self.array))
             return self._shape
 
     def get_shape(self):
@@ -59,11 +61,7 @@ class EagerTensor(TensorOperators):
 
     @property
     def ndim(self):
-        return np.ndim(self._array)
-
-    @property
-    def device(self):
-        return self._device
+        return np.ndim(self.array)
 
     @property
     def name(self):
@@ -85,38 +83,38 @@ class EagerTensor(TensorOperators):
         return array_of_numpy_value(self.numpy(), dtype)
 
     def __repr__(self):
-        if self._dtype in (dtypes.resource, dtypes.variant):
-            return f"<aics.Tensor: shape=(), dtype={self._dtype.name}, value={self._array!r}>"
-        return (f"<aics.Tensor: shape={self.shape}, dtype={self._dtype.name}, "
-                f"numpy={np.array_repr(np.asarray(self._array))}>")
+        if self.dtype in (dtypes.resource, dtypes.variant):
+            return f"<aics.Tensor: shape=(), dtype={self.dtype.name}, value={self.array!r}>"
+        return (f"<aics.Tensor: shape={self.shape}, dtype={self.dtype.name}, "
+                f"numpy={np.array_repr(np.asarray(self.array))}>")
 
     def __str__(self):
-        return f"aics.Tensor({np.asarray(self._array)}, shape={self.shape}, dtype={self._dtype.name})"
+        return f"aics.Tensor({np.asarray(self.array)}, shape={self.shape}, dtype={self.dtype.name})"
 
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("Scalar tensor has no `len()`")
-        return len(self._array)
+        return len(self.array)
 
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")
-        for i in range(len(self._array)):
+        for i in range(len(self.array)):
             yield self[i]
 
     def __bool__(self):
-        return bool(self._array)
+        return bool(self.array)
 
     def __float__(self):
-        return float(self._array)
+        return float(self.array)
 
     def __int__(self):
-        return int(self._array)
+        return int(self.array)
 
     def __index__(self):
-        if not self._dtype.is_integer:
-            raise TypeError(f"Only integer tensors can be used as an index, not {self._dtype.name}.")
-        return int(self._array)
+        if not self.dtype.is_integer:
+            raise TypeError(f"Only integer tensors can be used as an index, not {self.dtype.name}.")
+        return int(self.array)
 
     def __format__(self, spec):
         return format(self.numpy(), spec) if self.ndim == 0 else str(self)
@@ -137,13 +135,13 @@ class EagerOperation:
     graph = None
     device = "/device:CPU:0"
 
-    def __init__(self, op_type, inputs, outputs, attrs, input_lengths=None):
+    def __init__(self, op_type, inputs, outputs, attrs, input_lengths=None, gradient_type=None):
         self.type = op_type
         self.inputs = inputs
         self.outputs = outputs
         self._attrs = attrs
         self._input_lengths = input_lengths
-        self._gradient_type = None
+        self._gradient_type = gradient_type
         # Set by GradientTape.gradient: inputs whose gradient nobody needs (as TF's
         # skip_input_indices), so a gradient function may skip computing them.
         self.skip_input_indices = None
@@ -151,6 +149,11 @@ class EagerOperation:
     @property
     def name(self):
         return self.type
+
+    @property
+    def gradient_type(self):
+        """The gradient to look up instead of the op type's (a custom_gradient call's), else None."""
+        return self._gradient_type
 
     def get_attr(self, name):
         if name not in self._attrs:

@@ -15,15 +15,26 @@ From ``aics.add(x, 1.0)`` to the kernel, eagerly:
    looks up the KernelCall cached for (op, device, input dtypes, attrs); on the
    first call ``op_def_library.prepare_inputs`` converts the inputs and
    infers and checks the attrs, and a KernelCall is made;
-4. :meth:`KernelCall.run_eager` calls ``compute`` on the input arrays, wraps
-   the results in EagerTensors and offers the op to any recording
-   ``GradientTape``;
+4. :meth:`KernelCall.run_eager` runs ``compute`` on the input arrays through
+   :func:`run_kernel` (the contract below), wraps the results in EagerTensors
+   and offers the op to any recording ``GradientTape``;
 5. ``compute`` is the registered kernel (``kernels/cwise_ops.py``) with its
    attrs bound.
 
 In a Session the same KernelCall is made once per graph node when the plan
-is built (``session.py``, steps 2-3) and its ``compute`` is called by the
-plan's loop.
+is built (``session.py``) and every executor runs it with :func:`run_kernel`.
+
+The execution contract, the same eagerly, in a Session (every executor) and
+inside ``aics.function``, is :func:`run_kernel`, the one step every mode takes:
+
+* a kernel's result is checked against the op: one array per declared output,
+  of the declared dtype; anything else is an ``InternalError``;
+* an exception in a kernel becomes TF's error class (:func:`kernel_error`):
+  an ``OpError`` keeps its class; ``ValueError``, ``IndexError``,
+  ``TypeError``, ``ArithmeticError`` (``ZeroDivisionError``...) and
+  ``LinAlgError`` become ``InvalidArgumentError``, ``MemoryError``
+  ``ResourceExhaustedError``; the message names the node (``[[node y]]``
+  in a graph, ``[Op:Mul]`` eagerly, where the op has no node name).
 
 ``compute`` always takes the op's inputs as one flat list of arrays and
 returns one array (an op with one output tensor) or a tuple of arrays (zero
@@ -38,13 +49,15 @@ import functools
 import numpy as np
 
 from . import context, dtypes, logging as _log, tape
+from .dead_tensor import DEAD
 from .device import device_type
 from .eager import EagerOperation, EagerTensor
 from .errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError
 from .kernel_registry import kernel_registry
 from .op_def import op_def_registry
-from .op_def_library import apply_op_helper, convert_input, group_outputs, output_dtypes, prepare_inputs
-from .ops import InferenceContext, conversion_function_for
+from .op_def_library import (NotCacheable, apply_op_helper, group_outputs, input_converters, input_kind,
+                             output_dtypes, prepare_inputs, scalar_cache_size)
+from .shape_inference import InferenceContext
 from .tensor_shape import v2_shapes_inside
 
 CPU = "/device:CPU:0"
@@ -178,8 +191,8 @@ class KernelCall:
     and returns one array, or a tuple when the op has zero or several outputs.
     """
 
-    __slots__ = ("op_def", "attrs", "kernel", "device", "out_dtypes", "np_dtypes", "single", "bare",
-                 "input_lengths", "compute")
+    __slots__ = ("op_def", "attrs", "kernel", "device", "out_dtypes", "np_dtypes", "np_dtype", "single",
+                 "bare", "input_lengths", "compute")
 
     def __init__(self, op_def, attrs, device, input_lengths, node_name, resources, session=None):
         self.kernel, self.device = select_kernel(op_def, device, attrs, node_name)
@@ -190,6 +203,7 @@ class KernelCall:
         self.np_dtypes = [None if dt in (dtypes.resource, dtypes.variant, dtypes.string)
                           else np.dtype(dt.as_numpy_dtype) for dt in self.out_dtypes]
         self.single = len(self.out_dtypes) == 1
+        self.np_dtype = self.np_dtypes[0] if self.single else None  # what run_kernel checks inline
         self.bare = self.single and not op_def.output_arg[0].is_list  # returned as is, not in a list
         ctx = OpKernelContext(node_name, op_def.name, self.device, resources, attrs, session) \
             if self.kernel.needs_context else None
@@ -197,68 +211,137 @@ class KernelCall:
 
     def run_eager(self, inputs):
         """Runs on EagerTensors; returns the op's outputs grouped as its wrapper returns them."""
-        try:
-            result = self.compute(*[t._array for t in inputs])
-        except OpError as e:
-            if e.op is None and f"[Op:{self.op_def.name}]" not in e.message:
-                e.message = f"{e.message} [Op:{self.op_def.name}]"  # as TF's eager errors name the op
-                e.args = (e.message,)
-            raise
-        except (ValueError, IndexError, TypeError, np.linalg.LinAlgError) as e:
-            raise InvalidArgumentError(None, None, self._error_message(inputs, e)) from None
-        except MemoryError as e:   # TF's allocator reports OOM as ResourceExhaustedError
-            raise ResourceExhaustedError(None, None, f"OOM when allocating tensor: {e} "
-                                                     f"[Op:{self.op_def.name}]") from None
+        n = len(inputs)  # one and two inputs spelled out: a comprehension costs a frame per op
+        result = run_kernel(self, (inputs[0].array, inputs[1].array) if n == 2 else (inputs[0].array,) if n == 1
+                            else [t.array for t in inputs])
         if self.single:
-            npdt = self.np_dtypes[0]
-            if npdt is not None:
-                if type(result) is not np.ndarray:
-                    result = np.asarray(result)
-                if result.dtype is not npdt and result.dtype != npdt:
-                    raise InternalError(None, None, f"Kernel for {self.op_def.name} returned {result.dtype} "
-                                        f"where the op declares {self.out_dtypes[0].name}.")
             out = EagerTensor(result, self.out_dtypes[0], self.device)
             if tape.active:
                 tape.record_operation(EagerOperation(self.op_def.name, list(inputs), [out], self.attrs,
                                                      self.input_lengths))
             return out if self.bare else [out]
-        if not self.out_dtypes:
-            outs = []
-        else:
-            if len(result) != len(self.out_dtypes):
-                raise InternalError(None, None, f"Kernel for {self.op_def.name} returned {len(result)} "
-                                    f"outputs, expected {len(self.out_dtypes)}.")
-            outs = [self._wrap(r, i) for i, r in enumerate(result)]
+        outs = [EagerTensor(r, dt, self.device) for r, dt in zip(result, self.out_dtypes)]
         if tape.active:
             tape.record_operation(EagerOperation(self.op_def.name, list(inputs), outs, self.attrs,
                                                  self.input_lengths))
         return group_outputs(self.op_def, self.attrs, outs)
 
-    def _wrap(self, r, i):
-        """Checks one kernel result against the op's declared dtype; an EagerTensor of it."""
+    def conform(self, value, i):
+        """Output ``i`` as an array of the op's declared dtype (dead values pass), else InternalError."""
         npdt = self.np_dtypes[i]
-        if npdt is not None:
-            if type(r) is not np.ndarray:
-                r = np.asarray(r)
-            if r.dtype != npdt:
-                raise InternalError(None, None, f"Kernel for {self.op_def.name} returned {r.dtype} "
-                                    f"where the op declares {self.out_dtypes[i].name}.")
-        return EagerTensor(r, self.out_dtypes[i], self.device)
+        if npdt is None or value is DEAD:
+            return value
+        if type(value) is not np.ndarray:
+            value = np.asarray(value)
+        if value.dtype != npdt:
+            raise InternalError(None, None, f"Kernel for {self.op_def.name} returned {value.dtype} "
+                                f"where the op declares {self.out_dtypes[i].name}.")
+        return value
 
-    def _error_message(self, inputs, err):
-        """Prefers the op's own shape-function message; falls back to the kernel's."""
-        name = self.op_def.name
-        shapes = ", ".join(str(list(np.shape(t._array))) for t in inputs)
-        fn = self.op_def.shape_fn
-        if fn is not None:
-            try:
-                with v2_shapes_inside():
-                    fn(InferenceContext(name, name, inputs, self.attrs))
-            except (ValueError, IndexError) as e:
-                return f"{e} [Op:{name}] with input shapes: {shapes}"
-            except Exception:
-                pass
-        return f"{name}: {err} [Op:{name}] with input shapes: {shapes}"
+    def conform_all(self, result):
+        """A multi-output (or no-output) kernel's result as a tuple, each output conformed."""
+        n = len(self.out_dtypes)
+        if n == 0:
+            return ()
+        if not isinstance(result, (tuple, list)) or len(result) != n:
+            got = f"{len(result)} outputs" if isinstance(result, (tuple, list)) else type(result).__name__
+            raise InternalError(None, None, f"Kernel for {self.op_def.name} returned {got}, expected "
+                                f"{n} outputs.")
+        return tuple(v if t is not None and type(v) is np.ndarray and v.dtype is t else self.conform(v, i)
+                     for i, (v, t) in enumerate(zip(result, self.np_dtypes)))
+
+
+def run_kernel(call, args, node=None):
+    """Runs ``call``'s kernel on ``args`` (the op's inputs, one flat sequence of arrays) under
+    the execution contract; the one step of every executor and of eager execution.
+
+    Returns one array for an op with one output, else a tuple of arrays, each of
+    the op's declared dtype. ``node`` is the graph Operation being run, named in
+    errors (None eagerly).
+    """
+    try:
+        r = call.compute(*args)
+        if call.single:
+            npdt = call.np_dtype
+            if npdt is not None and (type(r) is not np.ndarray or r.dtype is not npdt):
+                r = call.conform(r, 0)
+            return r
+        return call.conform_all(r)
+    except Exception as e:  # noqa: BLE001  (every kernel failure is reported in TF's terms)
+        raise kernel_error(call, e, args, node) from None
+
+
+_BAD_ARGUMENT = (ValueError, IndexError, TypeError, ArithmeticError, np.linalg.LinAlgError)
+
+
+def kernel_error(call, err, args, node=None):
+    """The error to raise for ``err``, raised by ``call``'s kernel on ``args``: TF's class for
+    it, with the node (or, eagerly, the op type) named; ``err`` itself when it has no TF class."""
+    op_type = call.op_def.name
+    if isinstance(err, OpError):
+        if err.op is None:
+            if node is not None:
+                err.op = node
+                err.message = f"{err.message}\n\t [[node {node.name}{_defined_at(node)}]]"
+            elif f"[Op:{op_type}]" not in err.message:
+                err.message = f"{err.message} [Op:{op_type}]"  # as TF's eager errors name the op
+            err.args = (err.message,)
+        return err
+    if isinstance(err, MemoryError):  # TF's allocator reports OOM as ResourceExhaustedError
+        if node is None:
+            return ResourceExhaustedError(None, None, f"OOM when allocating tensor: {err} [Op:{op_type}]")
+        return ResourceExhaustedError(None, node, f"OOM when allocating tensor in node '{node.name}'"
+                                      f"{_defined_at(node)}: {err}\n\t [[node {node.name}]]")
+    if isinstance(err, _BAD_ARGUMENT):
+        if node is None:
+            return InvalidArgumentError(None, None, _eager_error_message(call, args, err))
+        shapes = ", ".join(describe_value(a) for a in args)
+        return InvalidArgumentError(None, node, f"{node.type} node '{node.name}'{_defined_at(node)} failed "
+                                    f"on inputs [{shapes}]: {err}\n\t [[node {node.name}]]")
+    return err
+
+
+def _defined_at(node):
+    where = node.traceback[-1] if node.traceback else None
+    return f" (defined at {short_path(where.filename)}:{where.lineno})" if where else ""
+
+
+def short_path(path):
+    """``path`` from its ``aicslib/`` part on, as error messages and logs show source files."""
+    i = path.replace("\\", "/").rfind("/aicslib/")
+    return path[i + 1:] if i >= 0 else path
+
+
+def describe_value(v):
+    """A value as error messages and logs show it: ``float32[2, 3]``, else its type's name."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return f"{v.dtype}{list(np.shape(v))}"
+    return type(v).__name__
+
+
+def _eager_error_message(call, args, err):
+    """Prefers the op's own shape-function message; falls back to the kernel's."""
+    name = call.op_def.name
+    shapes = ", ".join(str(list(np.shape(a))) for a in args)
+    fn = call.op_def.shape_fn
+    if fn is not None:
+        try:
+            with v2_shapes_inside():
+                fn(InferenceContext(name, name, [_as_input(a) for a in args], call.attrs))
+        except (ValueError, IndexError) as e:
+            return f"{e} [Op:{name}] with input shapes: {shapes}"
+        except Exception:
+            pass
+    return f"{name}: {err} [Op:{name}] with input shapes: {shapes}"
+
+
+def _as_input(array):
+    """An input array as the EagerTensor a shape function reads (its shape, dtype and value)."""
+    try:
+        dtype = dtypes.as_dtype(array.dtype)
+    except (AttributeError, TypeError):
+        dtype = None
+    return EagerTensor(array, dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -268,8 +351,6 @@ _op_defs = {}           # op type -> OpDef, checked complete once
 _eager_resources = {}   # random streams of eager ops: one process-wide dict, as TF2's kernel cache
 _calls = {}             # (op, device, frozen full attrs) -> KernelCall
 _signatures = {}        # (op, device, given attrs, input kinds) -> (KernelCall, input converters)
-_scalars = {}           # dtype -> {(value, Python type): read-only EagerTensor}
-_MAX_SCALARS = 4096     # per dtype
 
 
 def reset_random_streams():
@@ -294,14 +375,14 @@ def execute(op_def, inputs, attrs):
     """Runs one op now and returns its EagerTensor output(s)."""
     device = context.eager_device()
     try:
-        kinds = [v._dtype if type(v) is EagerTensor else _kind(v) for v in inputs]
+        kinds = [v.dtype if type(v) is EagerTensor else input_kind(v) for v in inputs]
         try:
             key = (op_def.name, device, tuple(attrs.items()) if attrs else (), *kinds)
             hit = _signatures.get(key)
         except TypeError:  # list-valued attrs (strides, ksize...): as tuples
             key = (op_def.name, device, tuple((k, _freeze(v)) for k, v in attrs.items()), *kinds)
             hit = _signatures.get(key)
-    except (TypeError, _NotCacheable):  # an unhashable attr value, or an input needing full conversion
+    except (TypeError, NotCacheable):  # an unhashable attr value, or an input needing full conversion
         key = hit = None
     if hit is not None:
         call, converters = hit
@@ -311,113 +392,17 @@ def execute(op_def, inputs, attrs):
             tensors = list(inputs)
             for i, convert in converters:
                 tensors[i] = convert(tensors[i])
-        except _NotCacheable:  # a value this signature's cached conversion does not cover
+        except NotCacheable:  # a value this signature's cached conversion does not cover
             pass
         else:
             return call.run_eager(tensors)
     flat, lengths, full = prepare_inputs(op_def, inputs, attrs, True)
     call = _eager_call(op_def, full, device, lengths)
     if key is not None and not call.kernel.is_class:
-        converters = _converters(op_def, inputs, attrs, flat, lengths)
+        converters = input_converters(op_def, inputs, attrs, flat, lengths)
         if converters is not False:
             _signatures[key] = (call, converters)
     return call.run_eager(flat)
-
-
-class _NotCacheable(Exception):
-    pass
-
-
-_SCALAR_TYPES = frozenset((float, int, bool))
-
-
-def _kind(value):
-    """What of an input decides the op's dtypes: a tensor's or array's dtype, a scalar's type."""
-    tp = type(value)
-    if tp is EagerTensor:
-        return value._dtype
-    if tp in _SCALAR_TYPES:
-        return tp
-    if tp is np.ndarray:
-        return tp, value.dtype
-    if conversion_function_for(tp) is None:
-        raise _NotCacheable
-    return tp, value.dtype
-
-
-def _converters(op_def, inputs, attrs, flat, lengths):
-    """How to turn the inputs of this signature into EagerTensors on later calls.
-
-    A tuple of (input index, converter) for the inputs that are not EagerTensors
-    already; False when this signature cannot be cached (list inputs)."""
-    if any(n is not None for n in lengths):
-        return False
-    out = []
-    for i, (v, t, arg) in enumerate(zip(inputs, flat, op_def.input_arg)):
-        tp = type(v)
-        if tp is EagerTensor:
-            continue
-        if tp in _SCALAR_TYPES:
-            if type(t) is not EagerTensor:
-                return False
-            # Without a dtype from the op, an attr or a tensor input, the dtype was guessed
-            # from the values, and an int's guess depends on its size (2**40 needs int64).
-            guessed = not (arg.type is not None or arg.type_attr in attrs or any(
-                a.type_attr == arg.type_attr and type(w) not in _SCALAR_TYPES
-                for w, a in zip(inputs, op_def.input_arg)))
-            out.append((i, _scalar_converter(t._dtype, op_def, arg, guessed)))
-        elif type(t) is not EagerTensor:
-            return False
-        elif tp is np.ndarray:
-            out.append((i, _array_converter(t._dtype, op_def, arg)))
-        else:
-            fn = conversion_function_for(tp)
-            out.append((i, lambda value, fn=fn: fn(value, None, None)))
-    return tuple(out)
-
-
-def _array_converter(dtype, op_def, arg):
-    """A NumPy array as an EagerTensor of ``dtype``: as is when its dtype already matches
-    (as ``convert_to_tensor`` does), else through the full, checked conversion."""
-    np_dtype = np.dtype(dtype.as_numpy_dtype)
-    if dtype == dtypes.string:  # stored as bytes: always convert
-        return lambda value: convert_input(value, dtype, op_def, arg, True)
-
-    def convert(value):
-        if value.dtype is np_dtype:
-            return EagerTensor(value, dtype)
-        return convert_input(value, dtype, op_def, arg, True)
-    return convert
-
-
-def _guessed_dtype(value):
-    """The dtype TF gives a Python scalar on its own (``default_dtype_for``), cheaply."""
-    tp = type(value)
-    if tp is float:
-        return dtypes.float32
-    if tp is bool:
-        return dtypes.bool
-    return dtypes.int32 if -2 ** 31 <= value < 2 ** 31 else dtypes.int64
-
-
-def _scalar_converter(dtype, op_def, arg, guessed):
-    """A Python scalar as a read-only EagerTensor of ``dtype``, converted once per value."""
-    cache = _scalars.setdefault(dtype, {})
-
-    def convert(value):
-        if guessed and _guessed_dtype(value) is not dtype:
-            raise _NotCacheable
-        key = (value, type(value))
-        t = cache.get(key)
-        if t is None:
-            t = convert_input(value, dtype, op_def, arg, True)  # raises TF's error for a bad value
-            if value == value:  # NaN never equals its key again: don't let it fill the cache
-                if len(cache) >= _MAX_SCALARS:
-                    cache.clear()
-                t._array.flags.writeable = False  # shared by every call that uses this constant
-                cache[key] = t
-        return t
-    return convert
 
 
 def _eager_call(op_def, attrs, device, lengths):
@@ -438,7 +423,7 @@ def _eager_call(op_def, attrs, device, lengths):
 def cache_info():
     """Sizes of the eager dispatch caches (for tests and the curious)."""
     return {"kernel_calls": len(_calls), "signatures": len(_signatures),
-            "scalars": sum(len(c) for c in _scalars.values())}
+            "scalars": scalar_cache_size()}
 
 
 def _freeze(v):

@@ -56,7 +56,7 @@ def _shape_proto(dims, tensor_shape_pb2):
 
 def _tensor_proto(t, tensor_pb2, tensor_shape_pb2, types_pb2):
     dt = dtypes.as_dtype(t["dtype"])
-    p = tensor_pb2.TensorProto(dtype=types_pb2.DataType.Value(dt._tf_name))
+    p = tensor_pb2.TensorProto(dtype=types_pb2.DataType.Value(dt.datatype_name))
     p.tensor_shape.CopyFrom(_shape_proto(t["shape"], tensor_shape_pb2))
     if "string_val_base64" in t:
         p.string_val.extend(base64.b64decode(v) for v in t["string_val_base64"])
@@ -137,7 +137,7 @@ def _tensor_dict(p, types_pb2):
     n = int(np.prod(shape)) if shape else 1
     if dt == dtypes.string:
         vals = list(p.string_val)
-        return {"dtype": dt._tf_name, "shape": shape,
+        return {"dtype": dt.datatype_name, "shape": shape,
                 "string_val_base64": [base64.b64encode(v).decode("ascii") for v in vals]}
     if p.tensor_content:
         if dt == dtypes.bfloat16:
@@ -159,7 +159,7 @@ def _tensor_dict(p, types_pb2):
         values = [bool(v) for v in values]
     elif dt.is_integer:
         values = [int(v) for v in values]
-    return {"dtype": dt._tf_name, "shape": shape, "values": values}
+    return {"dtype": dt.datatype_name, "shape": shape, "values": values}
 
 
 def _attr_dict(a, op_type, name, types_pb2):

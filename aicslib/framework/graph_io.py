@@ -23,18 +23,18 @@ GRAPH_DEF_VERSION = 1
 
 def _encode_attr(attr_type, value):
     if attr_type == "type":
-        return {"type": value._tf_name}
+        return {"type": value.datatype_name}
     if attr_type == "list(type)":
-        return {"list": {"type": [v._tf_name for v in value]}}
+        return {"list": {"type": [v.datatype_name for v in value]}}
     if attr_type == "tensor":
         arr = np.asarray(value)
         dt = dtypes.as_dtype(arr.dtype) if arr.dtype.kind not in "US" else dtypes.string
         if dt == dtypes.string:   # bytes are not JSON: base64, as protobuf's JSON mapping does
             vals = [base64.b64encode(as_bytes(v)).decode("ascii") for v in arr.reshape(-1)]
-            return {"tensor": {"dtype": dt._tf_name, "shape": list(arr.shape),
+            return {"tensor": {"dtype": dt.datatype_name, "shape": list(arr.shape),
                                "string_val_base64": vals}}
         vals = arr.reshape(-1).tolist()
-        return {"tensor": {"dtype": dt._tf_name, "shape": list(arr.shape), "values": vals}}
+        return {"tensor": {"dtype": dt.datatype_name, "shape": list(arr.shape), "values": vals}}
     key = {"int": "i", "float": "f", "bool": "b", "string": "s", "shape": "shape"}
     if attr_type.startswith("list("):
         inner = attr_type[5:-1]
@@ -455,7 +455,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
             except ValueError as e:
                 raise InvalidGraphDefError(f"Node '{node}': {e}") from None
             if nd.get("device"):
-                op._set_device(nd["device"])
+                op.set_device(nd["device"])
             created[node] = op
     for node, index, key in back_edges:
         src, idx = key.rsplit(":", 1)
@@ -463,7 +463,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None)
         if int(idx) >= len(outputs) or outputs[int(idx)].dtype != created[node].inputs[index].dtype:
             raise InvalidGraphDefError(f"Node '{node}': back edge from '{key}' does not match the "
                                        f"loop's other Merge input.")
-        created[node]._update_input(index, outputs[int(idx)], allow_cycle=True)
+        created[node].update_input(index, outputs[int(idx)], allow_cycle=True)
     if return_elements is None:
         return None
     out = []

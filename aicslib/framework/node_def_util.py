@@ -44,7 +44,7 @@ def _scalar(v):
 def summarize_attr_value(value):
     """One attr value as TF's ``SummarizeAttrValue`` writes it."""
     if isinstance(value, DType):
-        return value._tf_name  # DT_FLOAT: the name TF's logs use (as graph_io.py writes it)
+        return value.datatype_name  # DT_FLOAT: the name TF's logs use (as graph_io.py writes it)
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (str, bytes)):

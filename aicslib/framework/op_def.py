@@ -51,7 +51,7 @@ class ArgDef:
     def to_dict(self):
         d = {"name": self.name}
         if self.type is not None:
-            d["type"] = self.type._tf_name
+            d["type"] = self.type.datatype_name
         for key in ("type_attr", "number_attr", "type_list_attr"):
             if getattr(self, key):
                 d[key] = getattr(self, key)
@@ -127,7 +127,7 @@ class OpDef:
                 lines.append(tag + " {")
                 lines.append(f'  name: "{a.name}"')
                 if a.type is not None:
-                    lines.append(f"  type: {a.type._tf_name}")
+                    lines.append(f"  type: {a.type.datatype_name}")
                 if a.type_attr:
                     lines.append(f'  type_attr: "{a.type_attr}"')
                 if a.number_attr:
@@ -154,7 +154,7 @@ class OpDef:
                 lines.append("    list {")
                 for v in a.allowed_values:
                     if isinstance(v, dtypes.DType):
-                        lines.append(f"      type: {v._tf_name}")
+                        lines.append(f"      type: {v.datatype_name}")
                     else:
                         lines.append(f'      s: "{_c_escape(v)}"')
                 lines.append("    }")
@@ -184,7 +184,7 @@ def _text_attr_value(attr_type, value):
         if t == "string":
             return f's: "{_c_escape(v)}"'
         if t == "type":
-            return f"type: {v._tf_name}"
+            return f"type: {v.datatype_name}"
         if t == "shape":
             if v is None:
                 return "shape { unknown_rank: true }"

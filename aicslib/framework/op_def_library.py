@@ -9,13 +9,21 @@ As TF's ``python/framework/op_def_library.py``, for ``("MatMul", [a, b],
    and fills defaults;
 3. in a graph, adds the node (``apply_op_helper`` -> ``Graph.create_op``).
 
-Running an op eagerly uses steps 1-2 and then ``execute.py``.
+Running an op eagerly uses steps 1-2 and then ``execute.py``, which keeps, per
+call signature, the converters ``input_converters`` derives from how step 1
+went, so later calls convert only what needs converting.
 """
+import numpy as np
+
+from . import dtypes
+from .default_graph import get_default_graph
 from .eager import EagerTensor
 from .errors import InvalidArgumentError
+from .graph import Tensor
 from .op_def import validate_attr_value
 from .python_sequences import MIXED_TYPES, NON_RECTANGULAR
-from .ops import Tensor, conversion_function_for, convert_to_tensor, default_dtype_for, get_default_graph
+from .tensor_conversion import conversion_function_for, convert_to_tensor
+from .tensor_util import default_dtype_for, python_scalar_dtype
 
 _TENSOR_TYPES = (Tensor, EagerTensor)
 
@@ -62,10 +70,10 @@ def _raise_type_mismatch(op_def, arg, got, want, idx, eager):
 def convert_input(value, dtype, op_def, arg, eager):
     """Converts one input to a tensor of ``dtype`` for the current mode."""
     if isinstance(value, EagerTensor) and eager:
-        if value._dtype != dtype:
+        if value.dtype != dtype:
             raise InvalidArgumentError(None, None, f"cannot compute {op_def.name}: input '{arg.name}' "
                                        f"was expected to be a {dtype.name} tensor but is a "
-                                       f"{value._dtype.name} tensor")
+                                       f"{value.dtype.name} tensor")
         return value
     if dtype_of(value) is not None:
         t = convert_to_tensor(value)
@@ -188,3 +196,102 @@ def apply_op_helper(op_def, inputs, attrs, name=None):
     if not op_def.output_arg:
         return op
     return group_outputs(op_def, full, op.outputs)
+
+# ---------------------------------------------------------------------------
+# Converting the inputs of a call whose signature was seen before. Eager dispatch
+# (execute.py) caches, per signature, how prepare_inputs converted each input, and
+# repeats only that on later calls.
+
+_scalars = {}           # dtype -> {(value, Python type): read-only EagerTensor}
+_MAX_SCALARS = 4096     # per dtype
+
+
+def scalar_cache_size():
+    """How many Python scalars are held converted (for tests and the curious)."""
+    return sum(len(c) for c in _scalars.values())
+
+
+class NotCacheable(Exception):
+    """An input whose conversion a cached signature cannot repeat (it needs the full path)."""
+
+
+_SCALAR_TYPES = frozenset((float, int, bool))
+
+
+def input_kind(value):
+    """What of an input decides the op's dtypes: a tensor's or array's dtype, a scalar's type."""
+    tp = type(value)
+    if tp is EagerTensor:
+        return value.dtype
+    if tp in _SCALAR_TYPES:
+        return tp
+    if tp is np.ndarray:
+        return tp, value.dtype
+    if conversion_function_for(tp) is None:
+        raise NotCacheable
+    return tp, value.dtype
+
+
+def input_converters(op_def, inputs, attrs, flat, lengths):
+    """How to turn the inputs of this signature into EagerTensors on later calls.
+
+    A tuple of (input index, converter) for the inputs that are not EagerTensors
+    already; False when this signature cannot be cached (list inputs)."""
+    if any(n is not None for n in lengths):
+        return False
+    out = []
+    for i, (v, t, arg) in enumerate(zip(inputs, flat, op_def.input_arg)):
+        tp = type(v)
+        if tp is EagerTensor:
+            continue
+        if tp in _SCALAR_TYPES:
+            if type(t) is not EagerTensor:
+                return False
+            # Without a dtype from the op, an attr or a tensor input, the dtype was guessed
+            # from the values, and an int's guess depends on its size (2**40 needs int64).
+            guessed = not (arg.type is not None or arg.type_attr in attrs or any(
+                a.type_attr == arg.type_attr and type(w) not in _SCALAR_TYPES
+                for w, a in zip(inputs, op_def.input_arg)))
+            out.append((i, _scalar_converter(t.dtype, op_def, arg, guessed)))
+        elif type(t) is not EagerTensor:
+            return False
+        elif tp is np.ndarray:
+            out.append((i, _array_converter(t.dtype, op_def, arg)))
+        else:
+            fn = conversion_function_for(tp)
+            out.append((i, lambda value, fn=fn: fn(value, None, None)))
+    return tuple(out)
+
+
+def _array_converter(dtype, op_def, arg):
+    """A NumPy array as an EagerTensor of ``dtype``: as is when its dtype already matches
+    (as ``convert_to_tensor`` does), else through the full, checked conversion."""
+    np_dtype = np.dtype(dtype.as_numpy_dtype)
+    if dtype == dtypes.string:  # stored as bytes: always convert
+        return lambda value: convert_input(value, dtype, op_def, arg, True)
+
+    def convert(value):
+        if value.dtype is np_dtype:
+            return EagerTensor(value, dtype)
+        return convert_input(value, dtype, op_def, arg, True)
+    return convert
+
+
+def _scalar_converter(dtype, op_def, arg, guessed):
+    """A Python scalar as a read-only EagerTensor of ``dtype``, converted once per value."""
+    cache = _scalars.setdefault(dtype, {})
+
+    def convert(value):
+        if guessed and python_scalar_dtype(value) is not dtype:
+            raise NotCacheable
+        key = (value, type(value))
+        t = cache.get(key)
+        if t is None:
+            t = convert_input(value, dtype, op_def, arg, True)  # raises TF's error for a bad value
+            if value == value:  # NaN never equals its key again: don't let it fill the cache
+                if len(cache) >= _MAX_SCALARS:
+                    cache.clear()
+                t.array.flags.writeable = False  # shared by every call that uses this constant
+                cache[key] = t
+        return t
+    return convert

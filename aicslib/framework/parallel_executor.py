@@ -12,8 +12,13 @@ share one table of values:
 * a node whose count reaches zero joins its device's ready list, in plan
   order; the device's thread takes the first ready node, runs its kernel,
   and releases its consumers;
-* a value is freed when its last consumer has run (counted, since with
-  threads "last" in plan order need not be last in time).
+* a value is freed when its last consumer has run (counted down from the
+  plan's ``uses``, since with threads "last" in plan order need not be last
+  in time).
+
+Each node runs through the same step function as on one thread
+(``execute.run_kernel``, or the run's Tracer), so errors, dtype checks and
+traces are the same.
 
 The threads really overlap where the kernels release Python's GIL: NumPy's
 BLAS calls (matmul) and loops over large arrays do; small ops mostly do not.
@@ -21,12 +26,9 @@ Graphs with TF1 control flow (Switch/Merge) run on the sequential path.
 """
 import heapq
 import threading
-import time
 import weakref
 
-import numpy as np
-
-from . import session as session_lib  # the module, not names: session.py imports this one
+from .execute import run_kernel
 
 _SEQUENTIAL_ONLY = frozenset({"Switch", "Merge", "RefSwitch", "RefMerge", "Enter", "RefEnter", "Exit",
                               "RefExit", "NextIteration", "RefNextIteration", "LoopCond"})
@@ -50,19 +52,13 @@ class _Analysis:
         index_of_op = {s.op: i for i, s in enumerate(steps)}
         self.consumers = [[] for _ in steps]
         self.dep_counts = [0] * len(steps)
-        self.slot_uses = {}
         for i, s in enumerate(steps):
             deps = {producer[slot] for slot in s.in_slots if slot in producer}
-            deps |= {index_of_op[c] for c in s.op._control_inputs if c in index_of_op}
+            deps |= {index_of_op[c] for c in s.op.control_inputs if c in index_of_op}
             deps.discard(i)
             for d in deps:
                 self.consumers[d].append(i)
             self.dep_counts[i] = len(deps)
-            for slot in s.in_slots:
-                self.slot_uses[slot] = self.slot_uses.get(slot, 0) + 1
-        self.keep = {slot for slot in plan.fetch_slots if slot is not None}
-        self.labels = [f"{s.op.name} = {s.op.type}({', '.join(t.name.split(':')[0] for t in s.op._inputs)})"
-                       for s in steps]
 
 
 def analysis(plan):
@@ -77,12 +73,13 @@ def applies(plan):
     return analysis(plan).applies
 
 
-def run(plan, vals, trace, run_metadata, wrap_error):
+def run(plan, vals, step=run_kernel):
     """Executes ``plan`` into ``vals`` with one thread per device; raises the first error."""
     a = analysis(plan)
     steps = plan.steps
+    keep = plan.keep
     remaining = list(a.dep_counts)
-    uses = dict(a.slot_uses)
+    uses = dict(plan.uses)
     ready = {d: [] for d in a.devices}
     for i, n in enumerate(remaining):
         if n == 0:
@@ -90,8 +87,6 @@ def run(plan, vals, trace, run_metadata, wrap_error):
     cond = threading.Condition()
     state = {"done": 0, "error": None}
     total = len(steps)
-    t0 = time.perf_counter()
-    stats = []
 
     def worker(device):
         while True:
@@ -102,29 +97,24 @@ def run(plan, vals, trace, run_metadata, wrap_error):
                     return
                 i = heapq.heappop(ready[device])
             s = steps[i]
-            args = [vals[j] for j in s.in_slots]
-            start = time.perf_counter()
             try:
-                r = s.compute(*args)
-            except Exception as e:  # noqa: BLE001  (handed to the caller, named by node)
+                r = step(s.call, [vals[j] for j in s.in_slots], s.op)
+            except Exception as e:  # noqa: BLE001  (handed to the caller)
                 with cond:
                     if state["error"] is None:
-                        state["error"] = wrap_error(s.op, e, args)
+                        state["error"] = e
                     cond.notify_all()
                 return
-            end = time.perf_counter()
-            outs = (r or ()) if s.multi else (r,)
+            outs = r if s.multi else (r,)
             with cond:
                 for slot, v in zip(s.out_slots, outs):
                     vals[slot] = v
-                if trace:
-                    stats.append((i, start, end, threading.get_ident(), outs))
                 for slot in s.out_slots:
-                    if slot not in uses and slot not in a.keep:
+                    if slot not in uses and slot not in keep:
                         vals[slot] = None
                 for slot in s.in_slots:
                     uses[slot] -= 1
-                    if uses[slot] == 0 and slot not in a.keep:
+                    if uses[slot] == 0 and slot not in keep:
                         vals[slot] = None
                 for c in a.consumers[i]:
                     remaining[c] -= 1
@@ -142,21 +132,3 @@ def run(plan, vals, trace, run_metadata, wrap_error):
         t.join()
     if state["error"] is not None:
         raise state["error"]
-    if trace and run_metadata is not None:
-        tids = {}
-        for i, start, end, tid, outs in sorted(stats, key=lambda x: x[1]):
-            s = steps[i]
-            ns = session_lib.NodeExecStats(s.op.name, s.op.type, s.device, int((start - t0) * 1e6),
-                               max(1, int((end - start) * 1e6)), [tuple(np.shape(v)) for v in outs])
-            ns.timeline_label = a.labels[i]
-            ns.thread_id = tids.setdefault(tid, len(tids))
-            _device_stats(run_metadata.step_stats, s.device).node_stats.append(ns)
-
-
-def _device_stats(step_stats, device):
-    for d in step_stats.dev_stats:
-        if d.device == device:
-            return d
-    d = session_lib.DeviceStepStats(device)
-    step_stats.dev_stats.append(d)
-    return d

@@ -13,7 +13,8 @@ the ops that need them (``InvalidArgumentError``).
 import numpy as np
 
 from . import dtypes
-from .ops import convert_to_tensor, name_scope
+from .eager import EagerTensor
+from .ops import Tensor, constant_value, convert_to_tensor, name_scope
 from .tensor_shape import TensorShape, dimension_value
 
 
@@ -85,10 +86,9 @@ class SparseTensor:
     @property
     def shape(self):
         """The static dense shape (known dims where ``dense_shape`` is known)."""
-        known = getattr(self._dense_shape, "_array", None)
-        if known is None:
-            from .ops import constant_value
-            known = constant_value(self._dense_shape) if hasattr(self._dense_shape, "op") else None
+        shape = self._dense_shape
+        known = shape.array if isinstance(shape, EagerTensor) else \
+            constant_value(shape) if isinstance(shape, Tensor) else None
         if known is not None:
             return TensorShape([int(d) for d in np.asarray(known).reshape(-1)])
         rank = dimension_value(self._dense_shape.shape[0]) if self._dense_shape.shape.rank == 1 else None

@@ -1,7 +1,8 @@
 """The tapes currently recording eager ops (innermost last).
 
-Kept apart from backprop.py so the op dispatcher can check ``active`` (one
-list truthiness test per op) without importing the gradient machinery.
+Kept apart from GradientTape (``aicslib/eager/backprop.py``) so the op
+dispatcher can check ``active`` (one list truthiness test per op) without the
+gradient machinery, which is built on the ops.
 """
 import contextlib
 
@@ -25,11 +26,7 @@ def record_operation(op):
 
 def should_record(tensors):
     """True when some recording tape watches one of ``tensors`` (would keep their op)."""
-    for t in active:
-        watched = t._watched
-        if any(id(x) in watched for x in tensors):
-            return True
-    return False
+    return any(t.watches_any(tensors) for t in active)
 
 
 def variable_accessed(variable):

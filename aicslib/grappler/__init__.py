@@ -1,7 +1,9 @@
 """Grappler: graph rewrites applied before a graph runs (TF's ``core/grappler``).
 
-``Session`` calls :func:`meta_optimizer.optimize_for_session` when it builds a
-run plan (once per fetch/feed signature; the result is cached with the plan);
+Grappler plugs into the Session as a registered graph rewriter: importing this
+package registers :func:`meta_optimizer.optimize_for_session`, which every
+Session runs when it builds a plan (once per fetch/feed signature; the result
+is cached with the plan);
 ``aics.grappler.optimize(graph_def, fetches, config)`` runs the same passes on a
 GraphDef and returns the rewritten GraphDef, for inspection.
 
@@ -26,6 +28,9 @@ VLOG levels (AICS_MIN_VLOG_LEVEL): 1 per-pass results in TF 2.21's form
 3 skipped candidates and why.
 """
 from ..framework.graph_options import GraphOptions, OptimizerOptions, RewriterConfig  # noqa: F401
-from .optimizers.meta_optimizer import optimize  # noqa: F401
+from ..framework.session import register_graph_rewriter
+from .optimizers.meta_optimizer import optimize, optimize_for_session  # noqa: F401
+
+register_graph_rewriter(optimize_for_session)
 
 __all__ = ["optimize", "RewriterConfig", "GraphOptions", "OptimizerOptions"]

@@ -54,8 +54,8 @@ class GrapplerItem:
         """From a Session's pruned, ordered op list (inputs outside it are fed tensors)."""
         nodes = []
         for op in ops:
-            inputs = [_tensor_input(t) for t in op._inputs] + ["^" + c.name for c in op._control_inputs]
-            nodes.append(NodeDef(op.name, op.type, inputs, op._attrs, op.device, source=op, changed=False))
+            inputs = [_tensor_input(t) for t in op.inputs] + ["^" + c.name for c in op.control_inputs]
+            nodes.append(NodeDef(op.name, op.type, inputs, op.attrs, op.device, source=op, changed=False))
         fetch = [el.name if not hasattr(el, "value_index") else el.op.name for el in fetch_elements]
         feed = [_tensor_input(t) for t in fed_tensors]
         item = cls(nodes, fetch, feed, item_id)
@@ -129,7 +129,7 @@ class GrapplerItem:
                     op = g.create_op(od, data, input_lengths(od, n.attr), dict(n.attr),
                                      output_dtypes(od, n.attr), name=n.name + "/")
                 if n.device:
-                    op._set_device(n.device)
+                    op.set_device(n.device)
                 created[n.name] = op
         return g
 
@@ -210,6 +210,14 @@ class PlannedOp:
     @property
     def traceback(self):
         return self._source.traceback if self._source is not None else []
+
+    @property
+    def attrs(self):
+        return dict(self._attrs)
+
+    @property
+    def input_lengths(self):
+        return list(self._input_lengths)
 
     def get_attr(self, name):
         return self._attrs[name]

@@ -11,9 +11,9 @@ from ..framework.allocator import check_allocation
 from ..framework.common_shapes import range_size, shape_from_constant_input, unchanged_shape
 from ..framework.op_def import register_op
 from ..framework.strided_slice import strided_slice_spec
-from ..framework.eager import EagerTensor
 from ..framework.execute import apply_op
-from ..framework.ops import TensorOperators, convert_to_tensor, default_dtype_for, to_numpy
+from ..framework.constant_op import constant  # noqa: F401  (aics.constant: TF keeps it in framework too)
+from ..framework.ops import TensorOperators, convert_to_tensor, default_dtype_for
 from ..framework.python_sequences import sequence_to_array
 from ..framework.tensor_shape import TensorShape, as_shape, dimension_value
 
@@ -382,31 +382,6 @@ _b.set_shape_fn(shape_from_constant_input(0))
 
 # ---------------------------------------------------------------------------
 # Python API.
-
-def constant(value, dtype=None, shape=None, name="Const"):
-    """A tensor with a fixed value. ``shape`` broadcasts a scalar or reshapes a value."""
-    if dtype is not None:
-        dtype = dtypes.as_dtype(dtype)
-    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
-        value = value.numpy()
-    dt = dtype or default_dtype_for(value)
-    arr = to_numpy(value, dt, what="constant value")
-    if shape is not None:
-        shape = as_shape(shape).as_list()
-        if arr.size == 1:
-            arr = np.broadcast_to(arr.reshape(()), shape)
-        elif arr.size == int(np.prod(shape)):
-            arr = arr.reshape(shape)
-        else:
-            raise TypeError(f"Eager execution of aics.constant with unsupported shape: value has "
-                            f"{arr.size} elements, shape is {shape} with {int(np.prod(shape))} elements.")
-        arr = np.array(arr)
-    arr = np.array(arr)  # a private copy: later changes to `value` must not reach the tensor
-    if context.executing_eagerly():
-        return EagerTensor(arr, dt)
-    arr.flags.writeable = False
-    return apply_op("Const", [], {"value": arr, "dtype": dt}, name=name)
-
 
 def placeholder(dtype, shape=None, name=None):
     """A graph input that must be fed (``feed_dict``) when a Session runs anything needing it."""

@@ -81,9 +81,9 @@ def _next_iteration_grad(op, grad):
 def _variable_of(handle):
     """(dtype, shape) of the variable behind a resource handle routed through Enter/Switch."""
     t = handle
-    while getattr(t, "_handle_data", None) is None and t.op.type in ("Enter", "Switch", "Identity"):
+    while getattr(t, "handle_data", None) is None and t.op.type in ("Enter", "Switch", "Identity"):
         t = t.op.inputs[0]
-    hd = getattr(t, "_handle_data", None)
+    hd = getattr(t, "handle_data", None)
     if hd is None:
         raise LookupError(f"No gradient for resource '{handle.name}' in a cond: its variable is unknown.")
     return hd
@@ -120,7 +120,7 @@ def _add(acc, t, g):
 
 
 def _total(acc, t):
-    from .gradients_impl import aggregate
+    from .gradients_util import aggregate
     return aggregate(acc.get(t, []))
 
 
@@ -193,23 +193,23 @@ class GradWhileContext(cf.WhileContext):
     def _pop(self, t, fwd_ctx):
         """Pushes ``t`` in every forward iteration that computes it; pops it here."""
         graph = self.graph
-        saved = graph._get_control_flow_context()
+        saved = graph.control_flow_context
         try:
-            graph._set_control_flow_context(self.forward.outer_context)
+            graph.control_flow_context = self.forward.outer_context
             from .array_ops import constant
             from ..framework.ops import control_dependencies
             with control_dependencies(None), name_scope(None):
                 with name_scope(self.forward.name.rsplit("/", 1)[0] + "/"):
                     handle = stack_v2(constant(-1, dtype=dtypes.int32, name="max_size"), t.dtype,
                                       stack_name=t.op.name, name="f_acc")
-            graph._set_control_flow_context(fwd_ctx)
+            graph.control_flow_context = fwd_ctx
             with control_dependencies(None):
                 stack_push_v2(handle, t, name="StackPush")
-            graph._set_control_flow_context(self._grad_cond_for(fwd_ctx))
+            graph.control_flow_context = self._grad_cond_for(fwd_ctx)
             popped = stack_pop_v2(handle, t.dtype, name="StackPop")
             popped.set_shape(t.shape)
         finally:
-            graph._set_control_flow_context(saved)
+            graph.control_flow_context = saved
         return popped
 
     def _grad_cond_for(self, fwd_ctx):
@@ -222,8 +222,8 @@ class GradWhileContext(cf.WhileContext):
             return hit
         outer = self._grad_cond_for(fwd_ctx.outer_context)
         graph = self.graph
-        saved = graph._get_control_flow_context()
-        graph._set_control_flow_context(outer)
+        saved = graph.control_flow_context
+        graph.control_flow_context = outer
         try:
             pred = outer.add_value(fwd_ctx.pred) if outer is not self else self.add_value(fwd_ctx.pred)
             from .array_ops import identity
@@ -231,7 +231,7 @@ class GradWhileContext(cf.WhileContext):
             pivot = identity(sw[fwd_ctx.branch], name="switch_t" if fwd_ctx.branch else "switch_f")
             ctx = cf.CondContext(pred, pivot, fwd_ctx.branch, graph)
         finally:
-            graph._set_control_flow_context(saved)
+            graph.control_flow_context = saved
         self._grad_conds[fwd_ctx] = ctx
         return ctx
 
@@ -251,7 +251,7 @@ def _loop_gradient(lp, d_exits, nested=False):
     # Loop invariants: floats, and variables (a resource handle whose variable is known); not the
     # handles of the stacks an earlier gradient of this loop added.
     consts = [(ext, e) for ext, e in lp.constant_enters.items()
-              if e.dtype.is_floating or (e.dtype == dtypes.resource and getattr(ext, "_handle_data", None))]
+              if e.dtype.is_floating or (e.dtype == dtypes.resource and getattr(ext, "handle_data", None))]
     count = cf.add_forward_counter(lp)
     init = [count]
     for k in var_idx:
@@ -259,7 +259,7 @@ def _loop_gradient(lp, d_exits, nested=False):
         init.append(g if g is not None else zeros_like(lp.exits[k]))
     for ext, _ in consts:
         if ext.dtype == dtypes.resource:
-            hd = ext._handle_data
+            hd = ext.handle_data
             init.append(zeros(hd[1], dtype=hd[0]))
         else:
             init.append(zeros_like(ext))
@@ -286,16 +286,16 @@ def _loop_gradient(lp, d_exits, nested=False):
     def factory(name, parallel_iterations, back_prop, g):
         return GradWhileContext(name, parallel_iterations, back_prop, g, lp)
 
-    saved = graph._get_control_flow_context()
+    saved = graph.control_flow_context
     if not nested:
-        graph._set_control_flow_context(lp.outer_context)
+        graph.control_flow_context = lp.outer_context
     try:
         with name_scope(lp.name.rsplit("/", 1)[0] + "_grad"):
             outs = cf.build_while_loop(bwd_cond, bwd_body, init, shape_invariants=invariants,
                                        parallel_iterations=lp.parallel_iterations, name="while",
                                        return_same_structure=True, context_factory=factory)
     finally:
-        graph._set_control_flow_context(saved)
+        graph.control_flow_context = saved
     outs = list(outs)
     inputs, d_inputs = [], []
     for pos, k in enumerate(var_idx):

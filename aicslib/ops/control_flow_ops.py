@@ -123,28 +123,28 @@ class ControlFlowContext:
 
     def __init__(self, graph):
         self.graph = graph
-        self.outer_context = graph._get_control_flow_context()
+        self.outer_context = graph.control_flow_context
         self._external = {}  # external Tensor -> its value inside this context
 
     def enter(self):
-        self._saved = self.graph._get_control_flow_context()
-        self.graph._set_control_flow_context(self)
+        self._saved = self.graph.control_flow_context
+        self.graph.control_flow_context = self
 
     def exit(self):
-        self.graph._set_control_flow_context(self._saved)
+        self.graph.control_flow_context = self._saved
 
     def contains(self, tensor):
         return _is_inside(_op_context.get(tensor.op), self)
 
     def _in_outer(self, fn):
         """Creates ops in the outer context (for this context's own plumbing)."""
-        saved = self.graph._get_control_flow_context()
-        self.graph._set_control_flow_context(self.outer_context)
+        saved = self.graph.control_flow_context
+        self.graph.control_flow_context = self.outer_context
         try:
             with control_dependencies(None):
                 return fn()
         finally:
-            self.graph._set_control_flow_context(saved)
+            self.graph.control_flow_context = saved
 
     def add_op(self, op):
         """Called by the graph for every op created while this context is current."""
@@ -153,11 +153,11 @@ class ControlFlowContext:
             if not self.contains(t):
                 inner = self.add_value(t)
                 if inner is not t:
-                    op._update_input(i, inner)
+                    op.update_input(i, inner)
         if self._needs_pivot(op):
             pivot = self.pivot_op()
             if pivot is not None and pivot is not op:
-                op._add_control_input(pivot)
+                op.add_control_input(pivot)
 
     def _needs_pivot(self, op):
         return not op.inputs and not op.control_inputs
@@ -403,7 +403,7 @@ def _shape_less_or_equal(shape, invariant):
 def _relax_shape(tensor, shape):
     """Gives a loop tensor its (possibly less specific) shape invariant. A plain set_shape can
     only refine a shape; a loop variable that grows must be allowed to be less specific."""
-    tensor._shape = as_shape(shape)
+    tensor.relax_shape(shape)
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
@@ -541,7 +541,7 @@ def build_while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iter
         for x in exits:
             _op_context[x.op] = ctx.outer_context  # an Exit's output lives outside the loop
         for m, n in zip(merges, nexts):
-            m.op._update_input(1, n, allow_cycle=True)  # the back edge
+            m.op.update_input(1, n, allow_cycle=True)  # the back edge
         ctx.enters, ctx.merges, ctx.switches, ctx.identities = enters, merges, switches, body_vars
         ctx.body_outputs, ctx.next_iterations, ctx.exits = outs, nexts, exits
         _loops.setdefault(graph, []).append(ctx)
@@ -566,8 +566,8 @@ def add_forward_counter(loop):
         def start():
             zero = constant(0, name="f_count_init")
             return enter(zero, loop.frame_name, False, loop.parallel_iterations, name="f_count")
-        saved = graph._get_control_flow_context()
-        graph._set_control_flow_context(loop)
+        saved = graph.control_flow_context
+        graph.control_flow_context = loop
         try:
             e = loop._in_outer(start)
             _op_context[e.op] = loop
@@ -580,9 +580,9 @@ def add_forward_counter(loop):
             loop.pivot_for_body = saved_pivot
             x = exit(sw[0], name="f_count_exit")
         finally:
-            graph._set_control_flow_context(saved)
+            graph.control_flow_context = saved
     _op_context[x.op] = loop.outer_context
-    m.op._update_input(1, nxt, allow_cycle=True)
+    m.op.update_input(1, nxt, allow_cycle=True)
     return x
 
 

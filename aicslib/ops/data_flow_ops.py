@@ -107,7 +107,7 @@ class QueueBase:
         self._names = names
         self._queue_ref = queue_ref
         if context.executing_eagerly():
-            self._name = queue_ref._array.name
+            self._name = queue_ref.array.name
         else:
             self._name = queue_ref.op.name
 

@@ -1,94 +1,44 @@
-"""Graph-mode reverse-mode differentiation (TF's python/ops/gradients_util.py).
+"""``aics.gradients`` (TF's python/ops/gradients_impl.py) and the seam behind it.
 
-``gradients(ys, xs)`` adds the backward pass to the graph: it finds the ops
-between ``xs`` and ``ys``, walks them from the ys back in reverse
-topological order, calls each op's registered gradient function (which adds
-ops under ``gradients/<op>_grad/``), and sums the contributions that reach a
-tensor along different paths.
+``gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None)``
+checks and normalizes its arguments, hands a graph with while loops to
+``control_flow_grad`` (which differentiates each loop whole and calls
+``gradients`` again for the loop-free parts), and otherwise calls the
+replaceable **implementation** inside ``with graph.as_default(), name_scope(name)``::
+
+    implementation(ys, xs, grad_ys, stop_gradients) -> [gradient or None per x]
+
+* ``ys``, ``xs``: lists of Tensors of one graph (a Variable arrives as its handle);
+* ``grad_ys``: None, or one entry per y: its incoming gradient, None for ones;
+* ``stop_gradients``: a set of Tensors no gradient flows through.
+
+It returns one Tensor per x, the gradient of sum(ys), or None where x does not
+reach the ys. The library's is ``gradients_util.default_gradients``;
+``aics.experimental.use_gradients(fn)`` puts another in its place for the
+duration of a ``with`` block. Every graph gradient goes through it:
+``aics.gradients``, ``GradientTape`` inside ``aics.function``, optimizers'
+``minimize``, and the loop-free parts of a loop's gradient.
 """
-import collections
-
 from ..framework import context
-from ..framework.gradient_registry import gradient_registry
-from ..framework.ops import Tensor, name_scope
-from ..framework.tensor_shape import v2_shapes_inside
-from ..framework import dtypes
+from ..framework.ops import name_scope
+from ..framework.seam import Seam
+from .gradients_util import as_tensor_list, default_gradients, graph_tensor_of  # noqa: F401
 
-
-def _as_tensor_list(xs, what):
-    from .variables import Variable
-    if xs is None:
-        raise ValueError(f"{what} must not be None.")
-    items = xs if isinstance(xs, (list, tuple)) else [xs]
-    out = []
-    for x in items:
-        if isinstance(x, Variable):
-            out.append(graph_tensor_of(x))
-        elif isinstance(x, Tensor):
-            out.append(x)
-        else:
-            raise TypeError(f"{what} must be graph Tensors or Variables, got {x!r}. "
-                            f"(In eager mode use aics.GradientTape.)")
-    return out
-
-
-def graph_tensor_of(x):
-    """The graph tensor to differentiate for ``x``: a variable's handle; inside ``aics.function``
-    an eager variable's handle is the function's capture of it (a placeholder fed the variable)."""
-    from .variables import Variable
-    if isinstance(x, Variable):
-        x = x.handle
-    if not isinstance(x, Tensor) and not context.executing_eagerly():
-        from ..framework.ops import get_default_graph
-        g = get_default_graph()
-        if hasattr(g, "capture"):
-            return g.capture(x)
-    return x
-
-
-def aggregate(grads):
-    """Sums the gradient contributions reaching one tensor (None when there are none)."""
-    grads = [g for g in grads if g is not None]
-    if not grads:
-        return None
-    if len(grads) == 1:
-        return grads[0]
-    from .math_ops import add_n
-    return add_n(grads)
-
-
-def _differentiable(t):
-    return t.dtype.is_floating or t.dtype.is_complex or t.dtype == dtypes.resource
-
-
-def call_gradient_function(op, out_grads):
-    """Runs op's gradient function; returns one gradient (or None) per input."""
-    op_type = op._gradient_type or op.type
-    fn = gradient_registry.lookup(op_type)  # LookupError names the op type
-    if fn is None:
-        return [None] * len(op.inputs)
-    if any(g is None for g in out_grads):
-        from .array_ops import zeros_like
-        out_grads = [zeros_like(o) if g is None else g for g, o in zip(out_grads, op.outputs)]
-    with v2_shapes_inside():
-        in_grads = fn(op, *out_grads)
-    if not isinstance(in_grads, (list, tuple)):
-        in_grads = [in_grads]
-    in_grads = list(in_grads)
-    if len(in_grads) != len(op.inputs):
-        raise ValueError(f"Num gradients {len(in_grads)} generated for op '{op.name}' of type "
-                         f"{op.type} do not match num inputs {len(op.inputs)}")
-    return in_grads
+#: The seam (see the module docstring); replaced for a ``with`` block by ``use_gradients``.
+implementation = Seam("gradients", default_gradients, "fn(ys, xs, grad_ys, stop_gradients) -> [gradient per x]")
+use_gradients = implementation.use
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, **unused):
-    """Symbolic gradients of sum(ys) with respect to each of ``xs``; None where unconnected."""
+    """Symbolic gradients of sum(ys) with respect to each of ``xs``; None where unconnected.
+
+    TF's other keywords (``gate_gradients``, ``aggregation_method``...) are accepted and ignored."""
     if context.executing_eagerly():
         raise RuntimeError("aics.gradients is not supported when eager execution is enabled. "
                            "Use aics.GradientTape instead.")
-    ys = _as_tensor_list(ys, "ys")
-    xs = _as_tensor_list(xs, "xs")
-    stops = set(_as_tensor_list(stop_gradients, "stop_gradients")) if stop_gradients else set()
+    ys = as_tensor_list(ys, "ys")
+    xs = as_tensor_list(xs, "xs")
+    stops = set(as_tensor_list(stop_gradients, "stop_gradients")) if stop_gradients else set()
     if grad_ys is not None and not isinstance(grad_ys, (list, tuple)):
         grad_ys = [grad_ys]
     graph = ys[0].graph
@@ -97,77 +47,4 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, **unu
         with graph.as_default():
             return control_flow_grad.gradients_through_loops(ys, xs, grad_ys, name, stops)
     with graph.as_default(), name_scope(name):
-        return _gradients(graph, ys, xs, grad_ys, stops)
-
-
-def _gradients(graph, ys, xs, grad_ys, stops):
-    from .array_ops import ones_like
-    from ..framework.ops import convert_to_tensor
-    # Ops reachable forward from xs (through data edges) ...
-    forward = set()
-    stack = [c for x in xs for c in x._consumers]
-    while stack:
-        op = stack.pop()
-        if op in forward:
-            continue
-        forward.add(op)
-        for t in op._outputs:
-            if t in stops:
-                continue
-            stack.extend(t._consumers)
-    # ... that the ys depend on: those are the ops gradients flow through.
-    between = set()
-    stack = [y.op for y in ys]
-    while stack:
-        op = stack.pop()
-        if op in between or op not in forward:
-            continue
-        between.add(op)
-        stack.extend(t.op for t in op._inputs)
-    pending = collections.Counter()
-    for op in between:
-        for t in op._inputs:
-            if t.op in between:
-                pending[t.op] += 1
-    grads = collections.defaultdict(list)
-    for i, y in enumerate(ys):
-        gy = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else None
-        if gy is None:
-            gy = ones_like(y, name=f"grad_ys_{i}")
-        else:
-            gy = convert_to_tensor(gy, dtype=y.dtype)
-        grads[y].append(gy)
-    xs_set = set(xs)
-    ready = [op for op in between if pending[op] == 0]
-    ready.sort(key=lambda o: -o._id)
-    done = set()
-    while ready:
-        op = ready.pop()
-        done.add(op)
-        out_grads = [aggregate(grads.get(t, [])) for t in op._outputs]
-        has_grad = any(g is not None for g in out_grads) and not any(t in stops for t in op._outputs)
-        if has_grad:
-            with name_scope(op.name + "_grad"):
-                in_grads = call_gradient_function(op, out_grads)
-            for t, g in zip(op._inputs, in_grads):
-                if g is None:
-                    continue
-                if t.op in between or t in xs_set:
-                    if isinstance(g, Tensor) and t.shape.rank is not None and t.dtype != dtypes.resource:
-                        try:
-                            g.set_shape(t.shape)
-                        except ValueError:
-                            raise ValueError(f"Gradient for input '{t.name}' of '{op.name}' has shape "
-                                             f"{g.shape}, expected {t.shape}") from None
-                    grads[t].append(g)
-        for t in op._inputs:
-            if t.op in between:
-                pending[t.op] -= 1
-                if pending[t.op] == 0:
-                    ready.append(t.op)
-        ready.sort(key=lambda o: -o._id)
-    out = []
-    for x in xs:
-        g = aggregate(grads.get(x, []))
-        out.append(g)
-    return out
+        return list(implementation(ys, xs, grad_ys, stops))

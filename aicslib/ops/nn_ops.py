@@ -225,7 +225,7 @@ def _pool_shape(ctx):
         raise ValueError(f"input must be 4-dimensional, got shape {x}")
     if x.rank is None:
         return TensorShape([None] * 4)
-    fmt = ctx.attr("data_format") if "data_format" in ctx._attrs else "NHWC"
+    fmt = ctx.attr("data_format") if ctx.has_attr("data_format") else "NHWC"
     hi, wi = (1, 2) if fmt == "NHWC" else (2, 3)
     c = 3 if fmt == "NHWC" else 1
     # Pooling over the batch is the kernel's to refuse (TF's shape function accepts it).

@@ -4,6 +4,7 @@ VarHandleOp yields a handle; ReadVariableOp reads through it; the Assign*
 ops replace the value. Kernels: aicslib/kernels/variable_ops.py.
 """
 from ..framework.common_shapes import scalar_shape
+from ..framework.eager import EagerTensor
 from ..framework.op_def import register_op
 from ..framework.tensor_shape import TensorShape
 
@@ -27,12 +28,10 @@ register_op("VarIsInitializedOp").input("resource: resource").output("is_initial
 
 def _handle_shape(ctx):
     """A read has the variable's shape, known from the VarHandleOp that made the handle."""
-    t = ctx._inputs[0]
-    op = getattr(t, "op", None) if not hasattr(t, "_array") else None
-    if op is not None and op.type == "VarHandleOp":
-        return TensorShape(op.get_attr("shape"))
-    storage = getattr(t, "_array", None)
-    if storage is not None and hasattr(storage, "shape"):
-        return storage.shape
-    data = getattr(t, "_handle_data", None)
+    t = ctx.input_tensor(0)
+    if isinstance(t, EagerTensor):  # the handle holds the variable's storage
+        return t.array.shape if hasattr(t.array, "shape") else None
+    if t.op.type == "VarHandleOp":
+        return TensorShape(t.op.get_attr("shape"))
+    data = t.handle_data
     return data[1] if data else None

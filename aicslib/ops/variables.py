@@ -41,7 +41,7 @@ class Variable(TensorOperators):
         self._shape = as_shape(shape) if shape is not None else value.shape
         self._name = (name or "Variable") + ":0"
         self._storage = VariableStorage(self._name[:-2], self._dtype, self._shape)
-        self._storage.assign(value._array)
+        self._storage.assign(value.array)
         import weakref
         self._storage.owner = weakref.ref(self)
         self._handle = EagerTensor(self._storage, dtypes.resource)
@@ -62,7 +62,7 @@ class Variable(TensorOperators):
             self._shape = as_shape(shape) if shape is not None else init.shape
             self._handle = apply_op("VarHandleOp", [], {"shared_name": var_name, "dtype": self._dtype,
                                                         "shape": self._shape.dims}, name=scope)
-            self._handle._handle_data = (self._dtype, self._shape)
+            self._handle.handle_data = (self._dtype, self._shape)
             self._initializer_op = apply_op("AssignVariableOp", [self._handle, init], name="Assign")
             with name_scope("Read"):
                 self._graph_element = apply_op("ReadVariableOp", [self._handle], {"dtype": self._dtype})

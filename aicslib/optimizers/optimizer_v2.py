@@ -12,7 +12,7 @@ Differences from TF1's ``tf.train.Optimizer`` that programs notice:
 - ``apply_gradients`` skips variables whose gradient is None (TF logs a warning).
 """
 from ..framework import context, dtypes
-from ..framework.backprop import GradientTape
+from ..eager.backprop import GradientTape
 from ..framework.init_scope import init_scope
 from ..framework.ops import convert_to_tensor, get_default_graph
 from ..ops import math_ops

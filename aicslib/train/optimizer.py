@@ -133,7 +133,7 @@ class Optimizer:
         """
         _check_gradient_args(gate_gradients, aggregation_method)
         if callable(loss):
-            from ..framework.backprop import GradientTape
+            from ..eager.backprop import GradientTape
             with GradientTape() as tape:
                 if var_list is not None:
                     tape.watch(list(var_list))

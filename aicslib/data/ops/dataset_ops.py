@@ -643,12 +643,12 @@ class _PrefetchDataset(Dataset):
 def _function_graph(what):
     """A graph to trace a dataset function into; eager tensors and variables it uses are
     captured (fed at every run, so a variable's current value is read), as TF's FuncGraph."""
-    from ...framework.function import FuncGraph
+    from ...eager.function import FuncGraph
     return FuncGraph(what)
 
 
 def _capture_feeds(graph):
-    return {ph: value._array for value, ph in graph.captures}
+    return {ph: value.array for value, ph in graph.captures}
 
 
 class _TracedFunction:

@@ -15,7 +15,7 @@ numbers each run), ops with several outputs, and results over
 import numpy as np
 
 from ...framework import dtypes, logging as _log
-from ...framework.execute import KernelCall
+from ...framework.execute import KernelCall, run_kernel
 from ...framework.node_def_util import summarize_node_def
 from ...framework.op_def_library import output_dtypes
 from .. import op_types
@@ -52,7 +52,7 @@ def _shape_value(view, node):
 def _evaluate(node, values):
     call = KernelCall(node.op_def, node.attr, node.device, input_lengths(node.op_def, node.attr),
                       node.name, {})
-    return call.compute(*values)
+    return run_kernel(call, values)
 
 
 def optimize(item):

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ...framework.backprop import GradientTape
+from ...eager.backprop import GradientTape
 from ...framework.file_io import atomic_write
 from ...framework.ops import convert_to_tensor
 from ... import optimizers as _optimizers_namespace

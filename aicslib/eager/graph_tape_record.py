@@ -12,12 +12,16 @@ FuncGraph does: in
     t.gradient(z, x)               # y, as in TF: the tape never saw y = x * x
 
 the gradient must not flow through ``y``. A graph numbers its ops in creation
-order (``op._id``), so the record is a list of id spans ``[start, end)`` per
+order (``op.id``), so the record is a list of id spans ``[start, end)`` per
 graph; ``unrecorded_outputs`` gives the outputs of every other op, which the
 tape's ``gradient`` passes to ``aics.gradients`` as ``stop_gradients``.
 """
-from . import context
-from .ops import get_default_graph
+import weakref
+
+from ..framework import context
+from ..framework.ops import get_default_graph
+
+_spans = weakref.WeakKeyDictionary()  # tape -> [[graph, start id, end id or None], ...]
 
 
 def open_span(tape):
@@ -25,26 +29,25 @@ def open_span(tape):
     if context.executing_eagerly():
         return
     graph = get_default_graph()
-    spans = tape.__dict__.setdefault("_graph_spans", [])
-    spans.append([graph, len(graph._ops), None])
+    _spans.setdefault(tape, []).append([graph, len(graph.get_operations()), None])
 
 
 def close_span(tape):
     """The tape stops (or pauses) recording: the open span ends at the graph's current op count."""
-    for span in tape.__dict__.get("_graph_spans", ()):
+    for span in _spans.get(tape, ()):
         if span[2] is None:
-            span[2] = len(span[0]._ops)
+            span[2] = len(span[0].get_operations())
 
 
 def unrecorded_outputs(tape, graph):
     """Outputs of the ops of ``graph`` created outside every span of ``tape`` (None when the tape
     has no span on this graph: it was entered eagerly, and every op counts as recorded)."""
-    spans = [(s, len(graph._ops) if e is None else e) for g, s, e in tape.__dict__.get("_graph_spans", ())
-             if g is graph]
+    ops = graph.get_operations()
+    spans = [(s, len(ops) if e is None else e) for g, s, e in _spans.get(tape, ()) if g is graph]
     if not spans:
         return None
     out = []
-    for op in graph._ops:
-        if not any(s <= op._id < e for s, e in spans):
-            out.extend(op._outputs)
+    for op in ops:
+        if not any(s <= op.id < e for s, e in spans):
+            out.extend(op.outputs)
     return out

@@ -10,13 +10,23 @@ built) the graph itself is the record: ``gradient`` adds gradient ops with
 """
 import collections
 import contextlib
+import functools
 import weakref
 
-from . import graph_tape_record as _graph_record, tape as _tape
-from .eager import EagerOperation, EagerTensor
-from .gradient_registry import RegisterGradient, gradient_registry
-from .nest import flatten as _flatten, pack_sequence_as
-from .tensor_shape import v2_shapes_inside
+import numpy as np
+
+from ..framework import context, tape as _tape
+from ..framework.eager import EagerOperation, EagerTensor
+from ..framework.gradient_registry import RegisterGradient, gradient_registry
+from ..framework.nest import flatten as _flatten, pack_sequence_as
+from ..framework.ops import Tensor, convert_to_tensor, get_default_graph
+from ..framework.tensor_shape import v2_shapes_inside
+from ..ops import math_ops
+from ..ops.array_ops import identity_n, ones_like, reshape, stack, zeros_like
+from ..ops.gradients_impl import gradients, graph_tensor_of
+from ..ops.unconnected_gradients import check as check_unconnected
+from ..ops.variables import Variable
+from . import graph_tape_record as _graph_record
 
 
 class GradientTape:
@@ -45,8 +55,6 @@ class GradientTape:
 
     def watch(self, tensor):
         """Makes the tape record ops on ``tensor`` (or each tensor/variable in a nest)."""
-        from ..ops.variables import Variable
-        from .ops import Tensor
         for t in _flatten(tensor):
             if isinstance(t, Variable):
                 self._watch_variable(t)
@@ -71,6 +79,11 @@ class GradientTape:
         """Called for each trainable variable read while recording (``tape.py``)."""
         if self._watch_accessed_variables:
             self._watch_variable(var)
+
+    def watches_any(self, tensors):
+        """True when one of ``tensors`` is watched (an op on them would be recorded)."""
+        watched = self._watched
+        return any(id(x) in watched for x in tensors)
 
     def record_operation(self, op):
         """Keeps ``op`` (an executed eager op) when one of its inputs is watched."""
@@ -106,18 +119,13 @@ class GradientTape:
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         """d(sum of target)/d(each source), structured like ``sources``; None where unconnected."""
-        from ..ops.variables import Variable
-        from ..ops.array_ops import ones_like, zeros_like
-        from ..framework.ops import convert_to_tensor
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients (or jacobians). Use GradientTape(persistent=True) "
                                "to call gradient() more than once.")
-        from ..ops.unconnected_gradients import check as check_unconnected
         unconnected_gradients = check_unconnected(unconnected_gradients).value
         targets = _flatten(target)
         flat_sources = _flatten(sources)
-        from . import context
         if not context.executing_eagerly():
             result = self._symbolic_gradient(targets, flat_sources, output_gradients, unconnected_gradients)
             self._used = True
@@ -162,7 +170,7 @@ class GradientTape:
                     takes_none = _GRAD_FN_ACCEPTS_NONE_FOR_INDICES.get(op.type, ())
                     og = [zeros_like(o) if g is None and i not in takes_none else g
                           for i, (g, o) in enumerate(zip(og, outputs))]
-                fn = gradient_registry.lookup(op._gradient_type or op.type)
+                fn = gradient_registry.lookup(op.gradient_type or op.type)
                 if fn is None:
                     continue
                 skip = [i for i, t in enumerate(op.inputs) if id(t) not in watched]
@@ -200,10 +208,6 @@ class GradientTape:
         """The tape used while a graph is built (inside ``aics.function``): the graph holds the
         recorded ops, so, as TF's tape in a FuncGraph, the gradient is built as graph ops
         (``aics.gradients``) for the sources this tape watches; None for the others."""
-        from ..ops.variables import Variable
-        from ..ops.array_ops import zeros_like
-        from ..ops.gradients_impl import gradients, graph_tensor_of
-        from .ops import Tensor, convert_to_tensor
         xs, positions = [], []
         for i, s in enumerate(flat_sources):
             if isinstance(s, Variable):
@@ -239,8 +243,6 @@ class GradientTape:
 
     def jacobian(self, target, sources):
         """Full Jacobian by one gradient() per target element (slow, for teaching)."""
-        import numpy as np
-        from ..ops.array_ops import reshape, stack
         flat = _flatten(sources)
         n = int(np.size(target.numpy()))
         saved_persistent = self._persistent
@@ -271,8 +273,7 @@ def _sum(gs):
         return None
     if len(gs) == 1:
         return gs[0]
-    from ..ops.math_ops import add_n
-    return add_n(gs)
+    return math_ops.add_n(gs)
 
 
 # ---------------------------------------------------------------------------
@@ -284,8 +285,7 @@ class _CustomGradientRecord(EagerOperation):
     __slots__ = ("__weakref__",)
 
     def __init__(self, inputs, outputs, attrs):
-        super().__init__("IdentityN", inputs, outputs, attrs)
-        self._gradient_type = "CustomGradient"
+        super().__init__("IdentityN", inputs, outputs, attrs, gradient_type="CustomGradient")
 
 
 # Each custom_gradient call makes its own gradient function. The registry holds one entry,
@@ -313,13 +313,8 @@ def custom_gradient(f):
     the tape's record, to the registered "CustomGradient" gradient, which calls
     this call's grad_fn.
     """
-    import functools
-    from . import context
-
     @functools.wraps(f)
     def decorated(*args):
-        from ..ops.array_ops import identity_n
-        from .ops import convert_to_tensor, get_default_graph
         args = [convert_to_tensor(a) for a in args]
         if context.executing_eagerly():
             with _tape.paused():
@@ -352,3 +347,25 @@ def custom_gradient(f):
             outs = outs[:n]
         return pack_sequence_as(result, outs)
     return decorated
+
+
+def _x_sin_y_twice():
+    """x sin y + y sin x through two calls of one @custom_gradient function whose grad_fn
+    is the exact derivative: the check then shows that the "CustomGradient" gradient calls,
+    for each IdentityN, the grad_fn of the call that made it, with that call's inputs."""
+    @custom_gradient
+    def x_sin_y(x, y):
+        def grad(dz):
+            return dz * math_ops.sin(y), dz * x * math_ops.cos(y)
+        return x * math_ops.sin(y), grad
+    return lambda x, y: x_sin_y(x, y) + x_sin_y(y, x)
+
+
+def _normal(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+# Numerical-check recipe for the gradient registered here (see ops/math_grad.GRADIENT_CHECK_RECIPES).
+GRADIENT_CHECK_RECIPES = {
+    "CustomGradient": lambda: (_x_sin_y_twice(), [_normal(2, 2), _normal(2, 2, seed=1)]),  # @custom_gradient calls
+}

@@ -8,9 +8,9 @@ central differences with the inputs in float64.
 """
 import numpy as np
 
-from . import dtypes
+from ..framework import dtypes
+from ..framework.eager import EagerTensor
 from .backprop import GradientTape
-from .eager import EagerTensor
 
 
 def _as_list(x):

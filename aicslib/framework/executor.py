@@ -1,0 +1,157 @@
+"""Running a Session's plan: the step list, its value slots, and the loop over it
+(TF's core/common_runtime/executor.cc, for graphs without control flow).
+
+A :class:`Plan` is the planner's order turned into steps: per node its
+KernelCall, the slots its inputs are read from and its outputs written to, and
+the slots to clear after it (the planner's ``free_after``). Every step runs
+through one step function, ``execute.run_kernel`` (the execution contract),
+or, when the run is traced or logged, a :class:`Tracer` wrapped around it; the
+same plan runs on one thread (:func:`run_sequential`) or, when its nodes sit on
+several devices, on one thread per device (``parallel_executor.py``).
+"""
+import itertools
+import operator
+import threading
+import time
+
+import numpy as np
+
+from . import logging as _log, parallel_executor
+from .execute import describe_value, run_kernel
+from .node_def_util import summarize_node_def
+from .run_metadata import NodeExecStats
+
+
+class Step:
+    """One node of a plan: its KernelCall and where its values live."""
+
+    __slots__ = ("op", "call", "in_slots", "out_slots", "multi")
+
+    def __init__(self, op, call, in_slots, out_slots):
+        self.op = op
+        self.call = call
+        self.in_slots = in_slots
+        self.out_slots = out_slots
+        self.multi = len(out_slots) != 1
+
+    @property
+    def device(self):
+        return self.call.device
+
+
+class Plan:
+    """The steps of one (fetches, feeds) signature, in the planner's order."""
+
+    def __init__(self, steps, num_slots, feed_slots, fetch_slots, free_after):
+        self.steps = steps
+        self.num_slots = num_slots
+        self.feed_slots = feed_slots      # list of (tensor, slot)
+        self.fetch_slots = fetch_slots    # per fetch element: slot or None (an op)
+        self.free_after = free_after      # per step: slots to clear once it has run, or None
+        self.keep = {s for s in fetch_slots if s is not None}
+        self.uses = {}                    # slot -> how many steps read it (threads count down)
+        for s in steps:
+            for slot in s.in_slots:
+                self.uses[slot] = self.uses.get(slot, 0) + 1
+        # What the loop needs per step, unpacked once here rather than per run.
+        self.loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0], s.multi,
+                      free) for s, free in zip(steps, free_after)]
+
+    @property
+    def ops(self):
+        return [s.op for s in self.steps]
+
+
+def _gather(slots):
+    """``vals -> the step's input values`` in one C call (a list comprehension costs a frame)."""
+    if len(slots) == 1:
+        return operator.itemgetter(slice(slots[0], slots[0] + 1))
+    if not slots:
+        return operator.itemgetter(slice(0, 0))
+    return operator.itemgetter(*slots)
+
+
+def run_plan(plan, feeds, step=run_kernel):
+    """Runs ``plan`` with ``feeds`` ({tensor: array}); the fetched values, in fetch order."""
+    vals = [None] * plan.num_slots
+    for t, slot in plan.feed_slots:
+        vals[slot] = feeds[t]
+    if parallel_executor.applies(plan):
+        parallel_executor.run(plan, vals, step)
+    else:
+        run_sequential(plan, vals, step)
+    return [None if slot is None else vals[slot] for slot in plan.fetch_slots]
+
+
+def run_sequential(plan, vals, step=run_kernel):
+    """The plan's steps in order on this thread, each value cleared after its last use."""
+    for call, op, gather, out, multi, free in plan.loop:
+        r = step(call, gather(vals), op)
+        if multi:
+            for s, v in zip(out, r):
+                vals[s] = v
+        else:
+            vals[out] = r
+        if free:
+            for s in free:
+                vals[s] = None
+
+
+_STEP_IDS = itertools.count(1)  # "step N" in the VLOG 3 lines, as TF's executor numbers its steps
+
+
+class Tracer:
+    """The step function of a traced or logged run: ``run_kernel``, timed and reported.
+
+    ``RunOptions(trace_level=...)`` fills ``run_metadata``'s step stats (one
+    NodeExecStats per node run, on its device, with the executor thread that ran
+    it); VLOG level 3 logs each node as TF's executor does (``Process node: ...``)
+    and each kernel with its inputs, outputs and time.
+    """
+
+    def __init__(self, ops, run_metadata, verbose):
+        self.node_ids = {op: i for i, op in enumerate(ops)}
+        self.run_metadata = run_metadata
+        self.verbose = verbose
+        self.step_id = next(_STEP_IDS)
+        self.t0 = time.perf_counter()
+        self.records = []
+
+    def __call__(self, call, args, node):
+        node_id = self.node_ids[node]
+        if self.verbose:  # TF's executor.cc line (its VLOG(1)); the node as SummarizeNodeDef prints it
+            _log.vlog(3, f"Process node: {node_id} step {self.step_id} "
+                         f"{summarize_node_def(node.name, node.type, node.attrs, _input_names(node))}"
+                         f" device: {call.device}")
+        start = time.perf_counter()
+        r = run_kernel(call, args, node)
+        end = time.perf_counter()
+        outs = (r,) if call.single else r
+        if self.verbose:
+            _log.vlog(3, f"Executing kernel {node.type} for node '{node.name}' on {call.device}: "
+                         f"inputs [{', '.join(describe_value(a) for a in args)}] -> "
+                         f"[{', '.join(describe_value(v) for v in outs)}] in "
+                         f"{(end - start) * 1e6:.1f}us")
+        if self.run_metadata is not None:
+            self.records.append((start, end, threading.get_ident(), node, call.device,
+                                 [tuple(np.shape(v)) for v in outs]))
+        return r
+
+    def finish(self):
+        """Hands the recorded node stats to ``run_metadata``, by start time, threads numbered
+        in the order they started their first node."""
+        if self.run_metadata is None:
+            return
+        threads = {}
+        for start, end, tid, node, device, shapes in sorted(self.records, key=lambda r: r[0]):
+            ns = NodeExecStats(node.name, node.type, device, int((start - self.t0) * 1e6),
+                               max(1, int((end - start) * 1e6)), shapes)
+            ns.timeline_label = f"{node.name} = {node.type}({', '.join(t.name.split(':')[0] for t in node.inputs)})"
+            ns.thread_id = threads.setdefault(tid, len(threads))
+            self.run_metadata.step_stats.for_device(device).node_stats.append(ns)
+        self.records = []
+
+
+def _input_names(op):
+    """A node's inputs as a NodeDef lists them: "x:1", then "^y" for each control input."""
+    return [getattr(t, "name", str(t)) for t in op.inputs] + [f"^{c.name}" for c in op.control_inputs]
