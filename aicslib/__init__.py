@@ -115,7 +115,7 @@ from .compat.v1.logging import get_logger  # noqa: E402,F401  (tf.get_logger: th
 from . import sparse, sparsity  # noqa: E402,F401  (aics.sparse: SparseTensor; sparse training)
 from . import strings  # noqa: E402,F401  (aics.strings: string tensors, as tf.strings)
 from . import autograph, summary  # noqa: E402,F401  (aics.autograph; aics.summary: TensorBoard)
-from .data.ops.dataset_ops import TensorSpec  # noqa: E402,F401  (tf.TensorSpec: input_signature)
+from .data.util.structure import TensorSpec  # noqa: E402,F401  (tf.TensorSpec: input_signature)
 for _name in ("nn", "image", "io", "train", "data", "datasets", "keras", "losses", "mixed_precision"):
     _mod = _optional(_name)
     if _mod is not None:

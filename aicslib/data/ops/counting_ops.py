@@ -5,7 +5,8 @@ import numpy as np
 from ...framework import dtypes
 from ...framework.errors import InvalidArgumentError
 from ...framework.ops import Tensor
-from .dataset_ops import Dataset, TensorSpec
+from ..util.structure import TensorSpec
+from .dataset_ops import Dataset
 from .scalar_args import ScalarArgs
 
 
