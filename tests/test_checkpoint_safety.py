@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import aicslib as aics
 from aicslib.framework import file_io
-from aicslib.train import saver as saver_mod
+from aicslib.train import checkpoint_writer
+from aicslib.train.checkpoint_format import sha256
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
 
@@ -66,13 +67,13 @@ def _save_steps(tmp_path):
     steps = []
     variables = _vars(10)
     saver = aics.train.Saver(variables)
-    original = saver_mod._crash_point
-    saver_mod._crash_point = steps.append
+    original = checkpoint_writer.crash_point
+    checkpoint_writer.crash_point = steps.append
     try:
         saver.save(None, str(tmp_path / "probe"))
         saver.save(None, str(tmp_path / "probe"))
     finally:
-        saver_mod._crash_point = original
+        checkpoint_writer.crash_point = original
     return list(dict.fromkeys(steps))
 
 
@@ -99,11 +100,11 @@ def test_crash_at_every_step_leaves_a_loadable_checkpoint(tmp_path, first_save):
         def crash_at(s, step=step):
             if s == step:
                 os._exit(0)   # dies like kill -9: no except/finally blocks run
-        saver_mod._crash_point = crash_at
+        checkpoint_writer.crash_point = crash_at
         try:
             status = _run_in_child(lambda: saver.save(None, prefix))
         finally:
-            saver_mod._crash_point = lambda s: None
+            checkpoint_writer.crash_point = lambda s: None
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
         if first_save and steps.index(step) < steps.index("state_written"):
             # The state file is written last: a crashed first save names nothing yet.
@@ -120,7 +121,7 @@ def test_crash_at_every_step_leaves_a_loadable_checkpoint(tmp_path, first_save):
         saver.save(None, prefix)
         assert _saved_value(str(folder)) == 3.0
         assert sorted(os.listdir(folder)) == ["checkpoint", "model.index.json", "model.npz"]
-    saver_mod._crash_point = lambda s: None
+    checkpoint_writer.crash_point = lambda s: None
 
 
 def test_kill_9_during_repeated_saves_to_one_prefix(tmp_path):
@@ -185,7 +186,7 @@ def test_data_file_outside_the_folder_is_refused(tmp_path, data_file):
 
     def point_outside(index):
         index["data_file"] = data_file
-        index["data_sha256"] = saver_mod._sha256(other + ".npz")
+        index["data_sha256"] = sha256(other + ".npz")
     _rewrite_index(prefix, point_outside)
     with pytest.raises(aics.errors.DataLossError, match=r"model\.index\.json.*data_file"):
         aics.train.load_checkpoint(prefix)
@@ -263,7 +264,7 @@ def test_restore_reads_only_the_members_the_index_names(tmp_path):
     prefix = _checkpoint(tmp_path)
     _add_member(prefix + ".npz", "unused.npy", 64 << 20)   # 64 MiB of zeros, deflated
     assert os.path.getsize(prefix + ".npz") < 2 << 20
-    _rewrite_index(prefix, lambda i: i.update(data_sha256=saver_mod._sha256(prefix + ".npz")))
+    _rewrite_index(prefix, lambda i: i.update(data_sha256=sha256(prefix + ".npz")))
     tracemalloc.start()
     try:
         values = aics.train.load_checkpoint(prefix)
@@ -296,7 +297,7 @@ def test_pickled_member_is_refused(tmp_path):
     bad = tmp_path / "bad.npz"
     np.savez(str(bad), t1=np.zeros(3, np.int64), t0=arr)   # t0 is "step" (sorted names)
     os.replace(bad, prefix + ".npz")
-    _rewrite_index(prefix, lambda i: i.update(data_sha256=saver_mod._sha256(prefix + ".npz")))
+    _rewrite_index(prefix, lambda i: i.update(data_sha256=sha256(prefix + ".npz")))
     with pytest.raises(aics.errors.DataLossError, match="model.npz"):
         aics.train.load_checkpoint(prefix)
 
