@@ -19,6 +19,24 @@ UNARY = ["Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log", "T
 BINARY = ["AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference"]
 
 
+def test_the_fusion_tables_are_the_elementwise_rows():
+    # One table (framework/cwise_table.py): what a program may use is its fusable rows, for the
+    # op definition, Grappler's groups and both kernels; each instruction is the function the
+    # unfused op's reference kernel runs.
+    from aicslib.grappler import op_types
+    from aicslib.kernels import cwise_ops_fused as reference
+    from aicslib.ops.fused_ops import ELEMENTWISE_PROGRAM_OPS
+    assert set(ELEMENTWISE_PROGRAM_OPS) == set(UNARY) | set(BINARY)
+    assert set(reference.UNARY) == set(cwise_ops_fused.UNARY) == set(op_types.ELEMENTWISE_UNARY) == set(UNARY)
+    assert set(reference.BINARY) == op_types.ELEMENTWISE_BINARY - {"Add", "BiasAdd"} == set(BINARY)
+    for op, fn in {**reference.UNARY, **reference.BINARY}.items():
+        (kd,) = [kd for kd in aics.kernel_registry.kernels_for(op) if kd.device == "CPU"
+                 and kd.priority == 0 and aics.float32 in kd.type_constraint["T"]]
+        assert kd.impl is fn, op
+    assert {op: fn for op, fn in cwise_ops_fused.UNARY.items() if op != "Relu"} == \
+        {op: fn for op, fn in reference.UNARY.items() if op != "Relu"}
+
+
 def unfused(program, inputs):
     """The program run op by op through the ordinary (unfused) kernels, eagerly."""
     vals = []

@@ -22,16 +22,31 @@ def source_line(loc):
 
 class TestWhere:
     def test_sin(self):
+        # An elementwise op: its definition and its kernel are one row of the elementwise table.
         w = aics.introspect.where("Sin")
-        assert w["op"].startswith("aicslib/ops/math_ops.py:")
-        assert 'register_op("Sin")' in source_line(w["op"])
+        assert w["op"].startswith("aicslib/framework/cwise_table.py:")
+        assert source_line(w["op"]).lstrip().startswith('Row("Sin", 1, FLOAT, lambda x')
         cpu = [k for k in w["kernels"] if k["device"] == "CPU"]
         assert len(cpu) == 1
-        assert cpu[0]["location"].startswith("aicslib/kernels/")
-        assert 'register_kernel("Sin"' in source_line(cpu[0]["location"])
+        assert cpu[0]["location"] == w["op"]
         assert set(cpu[0]["type_constraint"]["T"]) == {"float16", "bfloat16", "float32", "float64"}
+        assert "np.sin(x, out=out)" in aics.introspect.kernel_source("Sin")
         assert w["gradient"].startswith("aicslib/ops/math_grad.py:")
         assert 'RegisterGradient("Sin")' in source_line(w["gradient"])
+
+    def test_elementwise_rows(self):
+        # Every row of the table is where its op (unless defined elsewhere) and each of its kernels
+        # point, and the kernels registered there are the row's own functions.
+        from aicslib.framework import cwise_table
+        for row in cwise_table.ROWS:
+            at = f"{os.path.relpath(row.location[0], ROOT)}:{row.location[1]}".replace(os.sep, "/")
+            assert source_line(at).lstrip().startswith(f'Row("{row.op}", {row.arity}, '), (row, at)
+            w = aics.introspect.where(row.op)
+            assert (w["op"] == at) == row.define, (row.op, w["op"])
+            kernels = [kd for kd in aics.kernel_registry.kernels_for(row.op) if kd.priority == 0]
+            assert kernels and all(kd.location == row.location for kd in kernels), row.op
+            assert {kd.impl for kd in kernels} <= {row.fn, row.complex_fn}, row.op
+            assert {t for kd in kernels for t in kd.type_constraint.get("T", ())} == set(row.types or ()), row.op
 
     def test_matmul(self):
         w = aics.introspect.where("MatMul")

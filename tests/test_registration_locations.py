@@ -6,7 +6,9 @@ each entry is checked against the source file itself, read with ``ast`` and
 ``tokenize`` rather than with the helpers the registries use:
 
 * a kernel or a gradient records where its function (or class) is defined: the
-  ``def``/``class`` line of that name, or one of the decorator lines above it;
+  ``def``/``class`` line of that name, or one of the decorator lines above it; a kernel
+  of an elementwise op records the op's row in the elementwise table
+  (``framework/cwise_table.py``), which names the op first and holds that very function;
 * an op definition or a ``no_gradient`` mark, which has no function, records a
   line whose first string literal is the op's name (``register_op("Sin")``,
   ``no_gradient("Shape")``, or a helper call such as ``_pool_op("MaxPool", ...)``).
@@ -36,6 +38,7 @@ _DUMP = textwrap.dedent("""
         except ModuleNotFoundError as e:   # an optional dependency (mpi4py...) is missing
             if e.name.split(".")[0] == "aicslib":
                 raise
+    from aicslib.framework.cwise_table import BY_OP
     from aicslib.framework.gradient_registry import gradient_registry
     from aicslib.framework.kernel_registry import kernel_registry
     from aicslib.framework.op_def import op_def_registry
@@ -49,8 +52,11 @@ _DUMP = textwrap.dedent("""
     for name in op_def_registry.list_ops():
         out["ops"].append({"op": name, "at": op_def_registry.get(name).registered_at})
     for kd in kernel_registry.all_kernels():
+        row = BY_OP.get(kd.op_type)
         out["kernels"].append({"op": kd.op_type, "device": kd.device, "at": kd.location,
-                               "impl": impl_info(kd.impl)})
+                               "impl": impl_info(kd.impl),
+                               "row_fn": row is not None and kd.impl in (row.fn, row.complex_fn),
+                               "row_at": row and row.location})
     for name in gradient_registry.differentiable_ops():
         out["gradients"].append({"op": name, "at": gradient_registry.location(name),
                                  "impl": impl_info(gradient_registry.function(name))})
@@ -107,6 +113,10 @@ def _rel(path):
 def check_defined_at(entry):
     """Problem with a kernel/gradient entry's location, or None."""
     (path, line), impl = entry["at"], entry["impl"]
+    if entry.get("row_at") and entry["at"] == entry["row_at"]:   # an elementwise table row
+        if not entry["row_fn"]:
+            return f"{_rel(path)}:{line} is {entry['op']}'s row, but its kernel is not the row's function"
+        return check_names_op(entry)
     if os.path.abspath(path) != os.path.abspath(impl["file"]):
         return f"recorded in {_rel(path)}, but {impl['name']} is defined in {_rel(impl['file'])}"
     if impl["name"] == "<lambda>":
