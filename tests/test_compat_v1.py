@@ -55,8 +55,8 @@ def test_missing_name_says_not_implemented_with_hint():
         aics.reduce_summ  # noqa: B018
     assert "not implemented in aicslib" in str(ei.value) and "'reduce_sum'" in str(ei.value)
     with pytest.raises(AttributeError) as ei:
-        aics._optionl  # noqa: B018  (no "did you mean" to a private name)
-    assert "_optional" not in str(ei.value)
+        aics._unsupportd  # noqa: B018  (no "did you mean" to a private name)
+    assert "_unsupported" not in str(ei.value)
     with pytest.raises(AttributeError, match="not implemented in aicslib"):
         tf.nn.ctc_loss  # noqa: B018  (rnn_cell exists now: tests/test_corpus_gaps_rnn.py)
     assert not hasattr(tf, "no_such_thing_at_all")

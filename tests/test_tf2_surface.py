@@ -109,6 +109,17 @@ class Sequential(tf.Module):
         return x * self.table["scale"]
 
 
+def test_tf2_namespaces_are_modules_and_losses_metrics_are_keras():
+    import types
+    for name in ("nn", "image", "io", "train", "data", "keras", "mixed_precision", "losses", "metrics"):
+        assert isinstance(getattr(tf, name), types.ModuleType), name
+    # TF2's tf.losses / tf.metrics are tf.keras.losses / tf.keras.metrics (TF 1.15's: compat.v1)
+    assert tf.losses is tf.keras.losses and tf.metrics is tf.keras.metrics
+    mse = tf.losses.MeanSquaredError()(np.zeros((2, 3), np.float32), np.full((2, 3), 2.0, np.float32))
+    assert float(mse.numpy()) == 4.0
+    assert tf.losses.mean_squared_error(np.zeros((2, 3)), np.ones((2, 3))).shape == (2,)   # per sample
+
+
 def test_module_tracks_variables_and_submodules():
     m = Sequential()
     assert m.name == "sequential" and Dense(1, 1).name == "dense"
