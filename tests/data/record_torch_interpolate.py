@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "image"))
 from test_image_ops import TORCH_CASES, rand_img  # noqa: E402 - the test's own inputs
 
 

@@ -202,4 +202,4 @@ def test_data_paths_do_not_depend_on_the_working_directory(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     files = aicslib.datasets.images.image_files()
     assert files and all(f.is_file() for f in files)
-    assert pathlib.Path(aicslib.datasets.images.data_dir()) == pathlib.Path(__file__).resolve().parents[1] / "data"
+    assert pathlib.Path(aicslib.datasets.images.data_dir()) == pathlib.Path(__file__).resolve().parents[2] / "data"

@@ -81,7 +81,7 @@ class TestDefinition:
         w = aics.introspect.where(OP)
         for loc in [w["op"], w["kernels"][0]["location"], w["gradient"]]:
             path, line = loc.rsplit(":", 1)
-            assert path.endswith("tests/test_power_difference.py")
+            assert path.endswith("tests/ops/test_power_difference.py")
             src = open(__file__).read().splitlines()[int(line) - 1]
             assert "register" in src.lower()
         assert w["kernels"][0]["device"] == "CPU"

@@ -13,7 +13,7 @@ import pytest
 import aicslib as aics
 import aicslib.compat.v1 as tf1
 
-PROGRAMS = sorted(pathlib.Path(__file__).with_name("tf_programs").glob("tf*.py"))
+PROGRAMS = sorted((pathlib.Path(__file__).resolve().parents[1] / "tf_programs").glob("tf*.py"))
 
 
 def test_there_are_tf1_and_tf2_programs():

@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "aicslib"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "aicslib"
 
 
 def _modules(subdir=""):

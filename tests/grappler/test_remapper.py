@@ -211,7 +211,7 @@ def test_fused_op_rejects_bad_bias_with_the_node_name():
 import os  # noqa: E402
 import sys  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 import bench_fusion  # noqa: E402
 import mnist_aicslib_mlp as amlp  # noqa: E402
 import mnist_numpy_mlp as npmlp  # noqa: E402

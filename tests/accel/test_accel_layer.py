@@ -20,7 +20,7 @@ from aicslib.framework.dtypes import float32
 from aicslib.framework.kernel_registry import kernel_registry
 from aicslib.kernels import pooling_ops
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = os.path.join(REPO, "aicslib")
 
 #: The ops the speed layer has a kernel for (float32).

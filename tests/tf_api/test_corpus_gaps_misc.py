@@ -66,7 +66,7 @@ def test_arg_min_arg_max_are_tf1_spellings(graph_mode):
 
 def test_layers_conv2d_transpose_matches_tensorflow(graph_mode):
     # The same numbers as tests/test_corpus_gaps_keras.py's TF run (kernel arange/10, bias 0.5).
-    from test_corpus_gaps_keras import TF_CONVT_VALID
+    from test_keras_layers_and_models import TF_CONVT_VALID
     img = (np.arange(18, dtype=np.float32).reshape(1, 3, 3, 2) - 9) / 10.0
     x = tf.placeholder(tf.float32, [None, 3, 3, 2])
     y = tf.layers.conv2d_transpose(x, 1, 3, strides=2,

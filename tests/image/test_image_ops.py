@@ -706,7 +706,7 @@ def test_decode_errors():
 
 def test_sample_images_decode(tmp_path):
     import pathlib
-    root = pathlib.Path(__file__).resolve().parents[1] / "data" / "images"
+    root = pathlib.Path(__file__).resolve().parents[2] / "data" / "images"
     files = sorted(root.iterdir())
     assert files
     for f in files:
@@ -747,7 +747,7 @@ TORCH_CASES = [(16, 16, 5, 7), (9, 13, 4, 4), (20, 11, 20, 3), (8, 8, 16, 12)]
 
 @pytest.fixture(scope="module")
 def torch_outputs():
-    path = pathlib.Path(__file__).parent / "data" / "torch_interpolate.npz"
+    path = pathlib.Path(__file__).resolve().parents[1] / "data" / "torch_interpolate.npz"
     with np.load(path, allow_pickle=False) as f:
         return {k: f[k] for k in f.files}
 

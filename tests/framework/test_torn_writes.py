@@ -26,7 +26,7 @@ from aicslib.summary import record_writer, v1
 from aicslib.summary.event_file_writer import EventFileWriter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 DISK_FULL = r"; No space left on device"
 
 

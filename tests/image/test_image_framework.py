@@ -14,7 +14,7 @@ import aicslib as aics
 from aicslib.kernels import colorspace_ops, decode_image_op, io_ops, resize_ops
 import image_reference as R   # NumPy versions of tf.image's composite functions
 
-IMAGES = pathlib.Path(__file__).resolve().parents[1] / "data" / "images"
+IMAGES = pathlib.Path(__file__).resolve().parents[2] / "data" / "images"
 
 
 @pytest.fixture(autouse=True)

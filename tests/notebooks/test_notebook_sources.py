@@ -15,7 +15,7 @@ import jupytext
 import nbformat
 import pytest
 
-NOTEBOOK_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOK_DIR = pathlib.Path(__file__).resolve().parents[2] / "notebooks"
 FIX_HINT = "run `make notebooks` (jupytext --sync: the more recently modified file of the pair wins)"
 
 

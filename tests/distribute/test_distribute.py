@@ -23,8 +23,8 @@ from aicslib.distribute.train_data_parallel import train
 from aicslib.framework.device import DeviceSpec, canonical_device, session_device_count, visible_device_map
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.join(HERE, "distribute_scripts")
-TRAIN_SCRIPT = os.path.join(os.path.dirname(HERE), "aicslib", "distribute", "train_data_parallel.py")
+SCRIPTS = os.path.join(HERE, "scripts")
+TRAIN_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "aicslib", "distribute", "train_data_parallel.py")
 
 
 def _have_mpi():
