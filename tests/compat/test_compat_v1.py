@@ -58,7 +58,7 @@ def test_missing_name_says_not_implemented_with_hint():
         aics._unsupportd  # noqa: B018  (no "did you mean" to a private name)
     assert "_unsupported" not in str(ei.value)
     with pytest.raises(AttributeError, match="not implemented in aicslib"):
-        tf.nn.ctc_loss  # noqa: B018  (rnn_cell exists now: tests/test_corpus_gaps_rnn.py)
+        tf.nn.ctc_loss  # noqa: B018  (rnn_cell exists now: tests/ops/test_rnn.py)
     assert not hasattr(tf, "no_such_thing_at_all")
 
 
@@ -515,3 +515,27 @@ def test_streaming_accuracy_and_mean_over_batches(graph):
 def test_metrics_refuse_eager_mode():
     with pytest.raises(RuntimeError, match="not supported when eager execution is enabled"):
         tf.metrics.accuracy([1], [1])
+
+
+def test_reentering_a_named_scope_reuses_layer_names(graph_mode):
+    # TF's _pure_variable_scope.__exit__ closes sub-scope counters: the second conv_net call
+    # (reuse=True) names its layers conv2d, conv2d_1 again and finds their variables
+    # (TensorFlow-Examples' tensorflow_dataset_api.py builds its test graph this way).
+    x = tf.placeholder(tf.float32, [None, 8, 8, 1])
+
+    def conv_net(reuse):
+        with tf.variable_scope("ConvNet", reuse=reuse):
+            h = tf.layers.conv2d(x, 2, 3)
+            return tf.layers.conv2d(h, 3, 3)
+
+    a, b = conv_net(False), conv_net(True)
+    assert sorted(v.name for v in tf.global_variables()) == [
+        "ConvNet/conv2d/bias:0", "ConvNet/conv2d/kernel:0",
+        "ConvNet/conv2d_1/bias:0", "ConvNet/conv2d_1/kernel:0"]
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        feed = {x: np.random.RandomState(0).rand(2, 8, 8, 1)}
+        np.testing.assert_array_equal(*s.run([a, b], feed))
+    with tf.variable_scope("ConvNet"):  # not reusing: a third call makes new layers... named again
+        with pytest.raises(ValueError, match="already exists"):
+            tf.layers.conv2d(x, 2, 3)

@@ -269,3 +269,12 @@ def test_tf1_config_proto_keeps_grappler_defaults():
     with tf.Graph().as_default():
         with tf.Session(config=config) as sess:
             assert sess.run(tf.constant(2.0) * 3.0) == 6.0
+
+
+def test_arg_min_arg_max_are_tf1_spellings(graph_mode):
+    m = np.array([[3, 1, 2], [0, 5, -1]], np.float32)
+    with tf.Session() as s:
+        lo, hi = s.run([tf.arg_min(m, 1), tf.arg_max(m, 0)])
+    np.testing.assert_array_equal(lo, [1, 2])
+    np.testing.assert_array_equal(hi, [0, 1, 0])
+    assert lo.dtype == np.int64

@@ -12,6 +12,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import aicslib as aics
+import aicslib.compat.v1 as tf1
 
 
 def fd_grad(fn, xs, eps=1e-6):
@@ -627,3 +628,19 @@ class TestRegistry:
         y = aics.reduce_sum(a * 2.0) + aics.reduce_sum(b * b)
         (gx,) = aics.gradients(y, x)
         np.testing.assert_allclose(run(gx, {x: [1.0, 2.0, 3.0, 4.0]}), [2.0, 2.0, 6.0, 8.0])
+
+
+def test_gather_gradient_with_unknown_params_shape(graph_mode):
+    # TensorFlow-Examples' dynamic_rnn.py gathers rows of tf1.reshape(outputs, [-1, n]).
+    p = tf1.placeholder(tf1.float32, [None, 4])
+    idx = tf1.placeholder(tf1.int32, [None])
+    rows = tf1.gather(tf1.reshape(p * 1.0, [-1, 2]), idx)
+    g = tf1.gradients(tf1.reduce_sum(rows * rows), p)[0]
+    pv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with tf1.Session() as s:
+        got = s.run(g, {p: pv, idx: [0, 5, 0]})
+    flat = pv.reshape(-1, 2)
+    ref = np.zeros_like(flat)
+    for i in [0, 5, 0]:
+        ref[i] += 2 * flat[i]
+    np.testing.assert_allclose(got, ref.reshape(3, 4))

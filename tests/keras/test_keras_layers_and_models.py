@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import aicslib as tf
+import aicslib.compat.v1 as tf1
 from aicslib.keras import Model, layers
 
 X = (np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4) - 12) / 10.0
@@ -256,3 +257,18 @@ def test_metrics_update_inside_a_traced_function():
     np.testing.assert_allclose(mean.result().numpy(), 3.0)
     acc.reset_state()
     assert float(acc.result().numpy()) == 0.0
+
+
+def test_layers_conv2d_transpose_matches_tensorflow(graph_mode):
+    # TF1's tf.layers (Keras layers underneath): the same numbers as Keras's Conv2DTranspose above.
+    img = (np.arange(18, dtype=np.float32).reshape(1, 3, 3, 2) - 9) / 10.0
+    x = tf1.placeholder(tf1.float32, [None, 3, 3, 2])
+    y = tf1.layers.conv2d_transpose(x, 1, 3, strides=2,
+                                   kernel_initializer=tf1.constant_initializer(
+                                       np.arange(18, dtype=np.float32).reshape(3, 3, 1, 2) / 10.0),
+                                   bias_initializer=tf1.constant_initializer(0.5))
+    assert y.shape.as_list() == [None, 7, 7, 1]
+    assert [v.name for v in tf1.global_variables()] == ["conv2d_transpose/kernel:0", "conv2d_transpose/bias:0"]
+    with tf1.Session() as s:
+        s.run(tf1.global_variables_initializer())
+        np.testing.assert_allclose(s.run(y, {x: img})[0, :, :, 0], TF_CONVT_VALID, atol=1e-5)

@@ -625,3 +625,10 @@ class TestCastOp:
     def test_cast_to_same_dtype_is_identity(self):
         x = aics.constant([1.0])
         assert aics.cast(x, aics.float32) is x
+
+
+def test_linalg_matmul_matvec_transpose():
+    a = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    np.testing.assert_allclose(aics.linalg.matmul(a, aics.linalg.matrix_transpose(a)).numpy(),
+                               a @ a.transpose(0, 2, 1))
+    np.testing.assert_allclose(aics.linalg.matvec(a[0], np.ones(3, np.float32)).numpy(), a[0].sum(1))

@@ -1,14 +1,16 @@
 """aics.nn ops: forward values against brute force / NumPy formulas, TF semantics
 (shapes, padding, tie rules, error messages), eager and graph mode.
 
-Every gradient is also checked numerically by tests/test_gradient_registry.py
+Every gradient is also checked numerically by tests/ops/test_gradient_registry.py
 (recipes in aicslib/ops/nn_grad.py); here the conv gradients are compared with
 the loop references and with each other across modes.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import aicslib as aics
+import aicslib.compat.v1 as tf1
 from aicslib.framework.kernel_shape_util import get_windowed_output_size
 from aicslib.kernels import conv_grad_filter_ops as cgf
 from aicslib.kernels import conv_grad_input_ops as cgi
@@ -398,3 +400,29 @@ def test_nchw_gradients_agree_with_nhwc(op):
     gx2, gw2 = grads(cl.nhwc_to_nchw(x), "NCHW")
     close(cl.nchw_to_nhwc(gx2), gx, rtol=1e-10)
     close(gw2, gw, rtol=1e-10)
+
+
+def test_softmax_cross_entropy_casts_float64_labels_like_tensorflow(graph_mode):
+    # TF: "labels and logits must be of the same type" -> labels are cast to the logits' dtype.
+    labels = tf1.constant(np.eye(3)[[0, 2]])  # float64, as np.eye one-hot labels in tf1.data
+    logits = tf1.constant([[2.0, 1.0, 0.0], [0.5, 0.5, 3.0]])
+    loss = tf1.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    with tf1.Session() as s:
+        got = s.run(loss)
+    z = np.array([[2.0, 1.0, 0.0], [0.5, 0.5, 3.0]])
+    ref = -np.log(np.exp(z[[0, 1], [0, 2]]) / np.exp(z).sum(1))
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+    assert got.dtype == np.float32
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-80, 80, allow_nan=False), min_size=1, max_size=8))
+def test_softplus_values_and_gradient(xs):
+    x = aics.constant(np.array(xs, np.float32))
+    with aics.GradientTape() as tape:
+        tape.watch(x)
+        y = aics.nn.softplus(x)
+    g = tape.gradient(y, x).numpy()
+    xv = np.array(xs, np.float64)
+    np.testing.assert_allclose(y.numpy(), np.logaddexp(0.0, xv), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g, 1.0 / (1.0 + np.exp(-xv)), rtol=1e-4, atol=1e-6)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import aicslib as aics
+import aicslib.compat.v1 as tf1
 
 
 @pytest.fixture(autouse=True)
@@ -154,3 +155,12 @@ class TestDistributions:
         with aics.Graph().as_default():
             assert aics.random_normal([2, 5]).shape.as_list() == [2, 5]
             assert aics.random_uniform([3], dtype=aics.float16).dtype == aics.float16
+
+
+def test_random_normal_takes_a_tensor_stddev(graph_mode):
+    # TensorFlow-Examples' gan.py: stddev=1. / tf1.sqrt(shape[0] / 2.)
+    tf1.set_random_seed(1)
+    r = tf1.random_normal([2000], stddev=1.0 / tf1.sqrt(200 / 2.0), mean=tf1.constant(3.0))
+    with tf1.Session() as s:
+        v = s.run(r)
+    assert abs(v.std() - 0.1) < 0.01 and abs(v.mean() - 3.0) < 0.01

@@ -10,6 +10,7 @@ from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.compat.proto import graph_pb2
 
 import aicslib as aics
+import aicslib.compat.v1 as tf1
 from aicslib.summary import record_writer, v1
 
 
@@ -150,3 +151,11 @@ def test_tf2_summaries_inside_aics_function_write_at_every_call(tmp_path):
     acc = _load(tmp_path)
     assert [(e.step, e.value) for e in acc.Scalars("loss")] == [(s, (2.0 * s) ** 2) for s in range(4)]
     assert [h.histogram_value.num for h in acc.Histograms("x")] == [2, 2, 2, 2]
+
+
+def test_summary_name_with_colon_is_cleaned_like_tensorflow(graph_mode, tmp_path):
+    # tf1.summary.histogram(var.name, var) in TensorFlow-Examples' tensorboard_advanced.py:
+    # TF logs "Summary name W1:0 is illegal; using W1_0 instead." and goes on.
+    w = tf1.Variable(tf1.ones([3]), name="W1")
+    op = tf1.summary.histogram(w.name, w)
+    assert op.op.name.startswith("W1_0")

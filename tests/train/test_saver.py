@@ -256,3 +256,22 @@ def test_checkpoint_counter_and_errors(tmp_path):
     aics.train.Checkpoint(v=v).restore(None)   # nothing to restore: a fresh start
     with pytest.raises(TypeError, match="cannot track"):
         aics.train.Checkpoint(x=object()).save(str(tmp_path / "x"))
+
+
+def test_checkpoint_manager_keeps_the_newest(tmp_path):
+    v = aics.Variable([1.0, 2.0])
+    ckpt = aics.train.Checkpoint(v=v)
+    manager = aics.train.CheckpointManager(ckpt, directory=str(tmp_path / "ck"), max_to_keep=2)
+    paths = []
+    for k in range(3):
+        v.assign([float(k), 0.0])
+        paths.append(manager.save())
+    assert [os.path.basename(p) for p in paths] == ["ckpt-1", "ckpt-2", "ckpt-3"]
+    assert manager.checkpoints == paths[1:]
+    assert aics.train.latest_checkpoint(str(tmp_path / "ck")) == paths[-1]
+    assert not any(f.startswith("ckpt-1.") for f in os.listdir(tmp_path / "ck"))
+    v.assign([9.0, 9.0])
+    ckpt.restore(aics.train.latest_checkpoint(str(tmp_path / "ck")))
+    np.testing.assert_array_equal(v.numpy(), [2.0, 0.0])
+    with pytest.raises(ValueError, match="max_to_keep"):
+        aics.train.CheckpointManager(ckpt, str(tmp_path), max_to_keep=0)
