@@ -256,7 +256,7 @@ GRADIENT_CHECK_RECIPES = {
     "IdentityN": lambda: (lambda a, b: math_ops.add_n(array_ops.identity_n([a, b])[:2]),
                           [_any(2, 2), _any(2, 2, seed=1)]),
     "CustomGradient": lambda: (_x_sin_y_twice(), [_any(2, 2), _any(2, 2, seed=1)]),  # @custom_gradient calls
-    "ReadVariableOp": None,  # checked through variables in tests/test_gradients.py
+    "ReadVariableOp": None,  # checked through variables in tests/framework/test_gradients.py
     "Print": lambda: (lambda x: __import__("aicslib").Print(x, [], message="") * 2.0, [_any(3)]),
     "Reshape": lambda: (lambda x: array_ops.reshape(x, [3, 2]), [_any(2, 3)]),
     "ExpandDims": lambda: (lambda x: array_ops.expand_dims(x, 1), [_any(2, 3)]),
@@ -280,5 +280,5 @@ GRADIENT_CHECK_RECIPES = {
                                                                          np.array([1, 2], np.int32), dy]),
                                  [_any(2, 2)]),
     "OneHot": None,  # no differentiable inputs
-    "PartitionedCall": None,  # checked through aics.function in tests/test_function.py
+    "PartitionedCall": None,  # checked through aics.function in tests/framework/test_function.py
 }

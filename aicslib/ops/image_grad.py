@@ -48,7 +48,7 @@ def _scale_and_translate_grad(op, grad):
 
 
 # ---------------------------------------------------------------------------
-# Numerical gradient checks (tests/test_gradient_registry.py). The resize ops
+# Numerical gradient checks (tests/ops/test_gradient_registry.py). The resize ops
 # return float32, so the float64 inputs are scaled down to keep float32
 # rounding far below the checker's tolerance.
 

@@ -13,7 +13,7 @@ rename of an fsync'ed file (``framework/file_io.py``):
 
 Before commit 1 the old index still names the old, untouched data; after it,
 the index names a complete file that nothing else writes to. A crash at any
-point (tests/test_checkpoint_safety.py kills saves at every step and at random
+point (tests/train/test_checkpoint_safety.py kills saves at every step and at random
 times) therefore leaves the previous checkpoint or the new one, both loadable.
 """
 import json

@@ -1,4 +1,4 @@
-"""Records PyTorch's ``F.interpolate`` results that ``tests/test_image_ops.py`` compares
+"""Records PyTorch's ``F.interpolate`` results that ``tests/image/test_image_ops.py`` compares
 ``tf.image.resize`` with (an independent implementation of the same conventions).
 
     pip install --target /tmp/torch213 torch==2.13.0

@@ -1,5 +1,5 @@
 """Image kernels, and the NumPy versions of tf.image's composite functions
-(tests/image_reference.py), against TensorFlow's arithmetic.
+(tests/image/image_reference.py), against TensorFlow's arithmetic.
 
 Two kinds of reference: values printed in TensorFlow's own docstrings and
 kernel tests (quoted next to each test), and brute-force per-pixel loops

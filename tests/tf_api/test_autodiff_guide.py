@@ -166,7 +166,7 @@ def test_cases_where_gradient_returns_none(case):
 
 
 def test_zeros_for_unconnected():
-    # The guide's "no gradient registered" example (adjust_contrast) is in tests/test_gradients.py.
+    # The guide's "no gradient registered" example (adjust_contrast) is in tests/framework/test_gradients.py.
     x, y = tf.Variable([2.0, 2.0]), tf.Variable(3.0)
     with tf.GradientTape() as tape:
         z = y**2
