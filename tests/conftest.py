@@ -74,6 +74,21 @@ def op_name():
 
 
 @pytest.fixture
+def g():
+    """A fresh graph, the default graph for the test's duration."""
+    import aicslib
+    graph = aicslib.Graph()
+    with graph.as_default():
+        yield graph
+
+
+@pytest.fixture
+def graph(g):
+    """The same fresh default graph, under the name TF1-style tests give it."""
+    return g
+
+
+@pytest.fixture
 def graph_mode():
     """TF1 behaviour (``disable_v2_behavior``) and a fresh default graph, for tests written as
     TF1 programs are; the graph is the fixture's value."""

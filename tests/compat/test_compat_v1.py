@@ -18,13 +18,6 @@ def _tf2_behavior_after():
     tf.enable_v2_behavior()
 
 
-@pytest.fixture
-def graph():
-    g = tf.Graph()
-    with g.as_default():
-        yield g
-
-
 # ---------------------------------------------------------------- namespace and behaviour switches
 
 def test_disable_v2_behavior_gives_graphs_sessions_and_dimensions():

@@ -17,13 +17,6 @@ def _tf1_behavior():
     tf.enable_v2_behavior()
 
 
-@pytest.fixture
-def graph():
-    g = tf.Graph()
-    with g.as_default():
-        yield g
-
-
 def test_train_validation_switching_as_in_the_tf1_guide(graph):
     # TF's "Feedable iterator" example: the training iterator keeps its place while the
     # validation iterator is re-initialized and read in between.

@@ -40,13 +40,6 @@ def run(fetches, feed=None):
 
 
 @pytest.fixture
-def g():
-    graph = aics.Graph()
-    with graph.as_default():
-        yield graph
-
-
-@pytest.fixture
 def registered():
     """Registers gradients for the test and removes them afterwards."""
     names = []

@@ -7,13 +7,6 @@ import pytest
 import aicslib as aics
 
 
-@pytest.fixture
-def g():
-    graph = aics.Graph()
-    with graph.as_default():
-        yield graph
-
-
 class TestNames:
     def test_unique_op_names(self, g):
         a = aics.constant([[1.0, 2.0]])

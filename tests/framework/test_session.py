@@ -11,13 +11,6 @@ Pair = collections.namedtuple("Pair", ["first", "second"])
 
 
 @pytest.fixture
-def g():
-    graph = aics.Graph()
-    with graph.as_default():
-        yield graph
-
-
-@pytest.fixture
 def vlog(monkeypatch):
     """Sets AICS_MIN_VLOG_LEVEL for the test and restores the flags afterwards."""
     def set_level(n):

@@ -5,13 +5,6 @@ import pytest
 import aicslib as aics
 
 
-@pytest.fixture
-def g():
-    graph = aics.Graph()
-    with graph.as_default():
-        yield graph
-
-
 class TestGraphVariables:
     def test_properties(self, g):
         v = aics.Variable([[1.0, 2.0]], name="w")
