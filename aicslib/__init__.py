@@ -8,7 +8,7 @@ registries), ``ops/`` (op definitions, Python API, gradients), ``kernels/``
 """
 from . import flags
 from .framework import dtypes, errors
-from .framework.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32,  # noqa: A004
+from .framework.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32,
                                float64, half, int8, int16, int32, int64, resource, string, uint8)
 from .framework.dtypes import float8_e4m3fn, float8_e5m2  # 8-bit floats (ml_dtypes storage)
 from .framework.context import disable_eager_execution, enable_eager_execution, executing_eagerly
@@ -32,17 +32,17 @@ from .framework.graph_io import import_graph_def
 
 # Op definitions with their Python API, then kernels and gradients (registration order
 # does not matter: lookups happen when ops run).
-from .ops import array_ops, math_ops, random_ops, resource_variable_ops, logging_ops  # noqa: F401
+from .ops import array_ops, math_ops, random_ops, resource_variable_ops, logging_ops
 from .ops.array_ops import (broadcast_to, concat, constant, expand_dims, fill, gather, group, identity,
                             identity_n, newaxis, no_op, one_hot, ones, ones_like, pad, placeholder,
                             placeholder_with_default, rank, reshape, shape, size, slice, split, squeeze,
                             stack, stop_gradient, tile, transpose, unstack, unsorted_segment_sum,
                             zeros, zeros_like)
-from .ops.array_ops import range  # noqa: A004
+from .ops.array_ops import range
 from .ops.array_ops import eye
 from .ops.unconnected_gradients import UnconnectedGradients
 from .ops.where_ops import boolean_mask
-from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, clip_by_value, cos, divide, equal,  # noqa: A004
+from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, clip_by_value, cos, divide, equal,
                            exp, floordiv, floormod, greater, greater_equal, is_finite, less, less_equal,
                            log, log1p, logical_and, logical_not, logical_or, matmul, maximum, minimum,
                            multiply, negative, not_equal, pow, realdiv, reciprocal, reduce_max,
@@ -50,7 +50,7 @@ from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, clip_by_value,
                            sqrt, square, squared_difference, subtract, tan, tanh, truediv, where)
 from .ops.random_ops import (random_normal, random_shuffle, random_uniform, set_random_seed,
                              truncated_normal)
-from .ops.logging_ops import Print, print  # noqa: A004
+from .ops.logging_ops import Print, print
 from .ops.variables import (Variable, assign, assign_add, assign_sub, global_variables,
                             global_variables_initializer, is_variable_initialized, local_variables,
                             report_uninitialized_variables, trainable_variables, variables_initializer)
@@ -61,49 +61,36 @@ from .ops.init_ops import (constant_initializer, glorot_normal_initializer,  # t
                            glorot_uniform_initializer, ones_initializer, orthogonal_initializer,
                            random_normal_initializer, random_uniform_initializer,
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
-from .ops import linalg_ops as _linalg_ops  # noqa: F401,E402  (Qr)
-from .ops import batch_norm_ops, fused_ops  # noqa: F401,E402  (FusedBatchNormV3; grappler's _Fused* ops)
-from . import kernels  # noqa: F401  (registers every kernel)
-from . import accel  # noqa: F401,E402  (the speed layer: preferred kernels, AICS_ACCEL)
-from . import grappler  # noqa: F401,E402  (aics.grappler.optimize; Session runs its passes)
-from .ops import array_grad as _g_array, math_grad as _g_math  # noqa: F401
-from .ops import control_flow_grad as _g_control_flow  # noqa: F401,E402
-from .ops import complex_grad as _g_complex  # noqa: F401,E402
+from .ops import linalg_ops as _linalg_ops  # Qr
+from .ops import batch_norm_ops, fused_ops  # FusedBatchNormV3; grappler's _Fused* ops
+from . import kernels  # registers every kernel
+from . import accel  # the speed layer: preferred kernels, AICS_ACCEL
+from . import grappler  # aics.grappler.optimize; Session runs its passes
+from .ops import array_grad as _g_array, math_grad as _g_math
+from .ops import control_flow_grad as _g_control_flow
+from .ops import complex_grad as _g_complex
 
-from . import random  # noqa: E402  (aics.random.set_seed, as TF2)
-from . import introspect, test  # noqa: E402,F401
-from . import config, initializers, math, optimizers  # noqa: E402,F401  (TF2 namespaces)
-from . import experimental  # noqa: E402,F401  (use_planner, use_gradients: the seams)
-from .math import linspace  # noqa: E402,F401
-from . import linalg  # noqa: E402,F401  (tf.linalg.matmul ...: TF2 guides)
-from .linalg import norm  # noqa: E402,F401
-from .math import floor, reduce_all, reduce_any, reduce_logsumexp, round  # noqa: E402,F401,A004
-from .framework.dtypes import complex64, complex128  # noqa: E402,F401
-from .ops.complex_ops import complex  # noqa: E402,F401,A004
-from .module import Module  # noqa: E402,F401
+from . import random  # aics.random.set_seed, as TF2
+from . import introspect, test
+from . import config, initializers, math, optimizers  # TF2 namespaces
+from . import experimental  # use_planner, use_gradients: the seams
+from .math import linspace
+from . import linalg  # tf.linalg.matmul ...: TF2 guides
+from .linalg import norm
+from .math import floor, reduce_all, reduce_any, reduce_logsumexp, round
+from .framework.dtypes import complex64, complex128
+from .ops.complex_ops import complex
+from .module import Module
 
-from . import version  # noqa: E402  (tf.version.VERSION)
-__version__ = version.VERSION
+from . import version  # tf.version.VERSION
 
-
-def _optional(name):
-    """Imports a chapter's namespace module when that chapter's code is present."""
-    import importlib
-    try:
-        return importlib.import_module("." + name, __name__)
-    except ModuleNotFoundError as e:
-        if e.name != f"{__name__}.{name}":
-            raise
-        return None
-
-
-from . import compat  # noqa: E402,F401
+from . import compat
 # TF 1.15 had the TF1 API at the top level: a TF1 program that uses only those names runs with
 # `import aicslib as tf` too. Names whose TF1 signature differs from TF2's (reduce_sum's
 # keep_dims, nn.dropout's keep_prob) keep TF2's here; compat.v1 has the TF1 ones. tf.flags is
 # compat.v1's only: aicslib.flags is the library's own switches (AICS_CONV_ALGO, log levels).
 # ConfigProto and GraphKeys are compat.v1's: TF 1.15's top-level classes, with the TF1 fields.
-from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKeys,  # noqa: E402,F401
+from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKeys,
                         VariableScope, all_variables, app, arg_max, arg_min, dimension_value,
                         disable_resource_variables, disable_v2_behavior, disable_v2_tensorshape,
                         enable_resource_variables, enable_v2_behavior, enable_v2_tensorshape,
@@ -111,20 +98,22 @@ from .compat.v1 import (AUTO_REUSE, ConfigProto, Dimension, GPUOptions, GraphKey
                         initialize_local_variables, initialize_variables, layers,
                         local_variables_initializer, no_regularizer, resource_variables_enabled, to_double,
                         to_float, to_int32, to_int64, variable_scope)
-from .compat.v1 import logging  # noqa: E402,F401  (tf.logging.set_verbosity, TF 1.15)
-from .compat.v1.logging import get_logger  # noqa: E402,F401  (tf.get_logger: the 'tensorflow' logger)
-from . import sparse, sparsity  # noqa: E402,F401  (aics.sparse: SparseTensor; sparse training)
-from . import strings  # noqa: E402,F401  (aics.strings: string tensors, as tf.strings)
-from . import autograph, summary  # noqa: E402,F401  (aics.autograph; aics.summary: TensorBoard)
-from .data.ops.dataset_ops import TensorSpec  # noqa: E402,F401  (tf.TensorSpec: input_signature)
-for _name in ("nn", "image", "io", "train", "data", "datasets", "keras", "losses", "mixed_precision"):
-    _mod = _optional(_name)
-    if _mod is not None:
-        globals()[_name] = _mod
-del _name, _mod
-from . import models  # noqa: E402,F401  (aics.models: VGG19 and style transfer, chapter 3)
+from .compat.v1 import logging  # tf.logging.set_verbosity, TF 1.15
+from .compat.v1.logging import get_logger  # tf.get_logger: the 'tensorflow' logger
+from . import sparse, sparsity  # aics.sparse: SparseTensor; sparse training
+from . import strings  # aics.strings: string tensors, as tf.strings
+from . import autograph, summary  # aics.autograph; aics.summary: TensorBoard
+from .data.util.structure import TensorSpec  # tf.TensorSpec: input_signature
+from . import data, datasets, image, io, keras, mixed_precision, nn, train
+# TF2's tf.losses and tf.metrics are the Keras ones (TF 1.15's, with other signatures, are
+# compat.v1's: aics.compat.v1.losses, aics.compat.v1.metrics).
+from .keras import losses, metrics
+from . import models  # aics.models: VGG19 and style transfer, chapter 3
 
-from .framework.missing_api import unsupported_namespace as _unsupported  # noqa: E402
+from .framework.missing_api import module_getattr as _module_getattr, unsupported_namespace as _unsupported
+
+__version__ = version.VERSION
+
 # Out of scope on purpose: a program reaching these stops with a NotImplementedError naming the API.
 ragged = _unsupported("tf.ragged", "aicslib has no ragged tensors; pad the rows to one length "
                       "(tf.keras.preprocessing.sequence.pad_sequences) or use a tf.sparse.SparseTensor")
@@ -136,5 +125,4 @@ saved_model = _unsupported("tf.saved_model", "aicslib has no SavedModel format; 
 profiler = _unsupported("tf.profiler", "aicslib has no profiler; time a Session step with "
                         "RunOptions(trace_level=FULL_TRACE) and aicslib.client.timeline, or time "
                         "eager code with time.perf_counter")
-from .framework.missing_api import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr(__name__)  # a name aicslib lacks: "not implemented in aicslib"

@@ -236,7 +236,7 @@ print({k: v.shape for k, v in outs.items()})
 # 最近的 2×2 个像素，其余像素被跳过，高频纹理会产生混叠 (aliasing)；`antialias=True` 改用
 # `ScaleAndTranslate` 核，把三角形核放宽 $s$ 倍，让每个输入像素都参与，相当于先低通滤波。下面把一条 8 像素的斜坡缩放到 5 像素，
 # 并核对：`aics` 的结果与本库的 NumPy kernel 完全相同；PyTorch 的 `F.interpolate(align_corners=False)`
-# 用的是与 TF2 相同的采样位置和权重，只差 float32 运算顺序带来的舍入（交叉验证见 `tests/test_image_ops.py`）。
+# 用的是与 TF2 相同的采样位置和权重，只差 float32 运算顺序带来的舍入（交叉验证见 `tests/image/test_image_ops.py`）。
 # 最后把一幅波带片 (zone plate，圆环频率随半径增大) 缩小 4 倍：不抗混叠时，超过新奈奎斯特频率的外圈变成
 # 莫尔纹 (Moiré pattern)；抗混叠后那里是平坦的灰色。
 

@@ -62,6 +62,9 @@ print(f"aicslib {aics.__version__}: {len(aics.introspect.list_ops())} ops regist
 # 每一次注册都会记下源码位置：算子定义记下写着算子名的那一行，kernel 和梯度记下实现它的函数（`def` 所在处，
 # 有装饰器时是装饰器那一行）。`aics.introspect.where(op_type)` 返回三类注册各自的位置，
 # `aics.introspect.TF_SOURCE_MAP` 则说明同样的东西在 TensorFlow 仓库里放在哪里。
+# Sin 这样的逐元素算子 (elementwise op) 在 aicslib 里由一张表 `aicslib/framework/cwise_table.py` 给出：
+# 一行写明算子名、输入个数、dtype 和计算它的 NumPy 函数，算子定义和 kernel 都注册在这一行
+# （TensorFlow 把同样的内容分在 `core/ops/math_ops.cc` 的一行定义和 `core/kernels/cwise_op_sin.cc` 的 kernel 注册里）。
 
 # %%
 for kind, tf_path in aics.introspect.TF_SOURCE_MAP.items():
@@ -71,7 +74,8 @@ w_sin = aics.introspect.where("Sin")
 for key, value in w_sin.items():
     print(f"{key:9s} {value}")
 
-assert w_sin["op"].startswith("aicslib/ops/math_ops.py:")
+assert w_sin["op"].startswith("aicslib/framework/cwise_table.py:")
+assert w_sin["kernels"][0]["location"] == w_sin["op"]   # the same row
 assert w_sin["gradient"].startswith("aicslib/ops/math_grad.py:")
 assert [k["device"] for k in w_sin["kernels"]] == ["CPU"]
 

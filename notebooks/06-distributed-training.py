@@ -474,7 +474,7 @@ plt.show()
 
 # %% [markdown]
 # 跨机器时，每一段就是一个进程：`aicslib/distribute/pipeline_mpi.py` 的 `pipeline_step` 让 rank $s$ 运行第 $s$ 段，
-# 激活值和它的梯度作为 MPI 消息在相邻 rank 之间传递（调度与上面相同）；`tests/test_distribute.py` 用 3 个进程验证它
+# 激活值和它的梯度作为 MPI 消息在相邻 rank 之间传递（调度与上面相同）；`tests/distribute/test_distribute.py` 用 3 个进程验证它
 # 与不切分的网络相等。
 
 # %% [markdown]

@@ -347,7 +347,7 @@ assert parsed["executed"].index("c") < parsed["executed"].index("mul")   # a pro
 #    日志行 `Folded node: ...`，结果行 `constant_folding: Graph size after: 5 nodes (-2)`），其输入 `two`、`five` 随之删去；`elementwise_fusion` 本可以把 `c = a * b` 与 `mul = c * k` 合成一个节点，但 VLOG 3 的行
 #    说明了它为什么没做：张量只有 2 个元素，这时时间花在逐个调度算子上而不是搬数据上，融合不划算（第 09 号笔记本细讲）；
 #    `Identity` 节点 `c_scaled` 被取值，必须保留，`model_pruner` 不删它；没事可做的 pass 打印 `Graph size after: ... (0)`。
-# 3. **放置**：每个节点放在它请求的设备上（这里都是 CPU），日志还给出了内核注册的源码位置（`kernels/cwise_ops.py:…`）——习题 5.7 找内核就从这里入手。
+# 3. **放置**：每个节点放在它请求的设备上（这里都是 CPU），日志还给出了内核注册的源码位置（逐元素算子是 `framework/cwise_table.py:…`，算子表中的那一行）——习题 5.7 找内核就从这里入手。
 # 4. **执行顺序**：一个拓扑序 (topological order)，生产者总在消费者之前；计划建好后，第二次 `run` 只有 `Executing` 行，没有剪枝和放置。
 
 # %% [markdown]

@@ -197,7 +197,7 @@ print(pybind_module.sgemm.__doc__.splitlines()[0])
 # ## 6. 三种绑定 + NumPy：结果一致
 #
 # 同一个 C 函数，经三条路进入，结果应逐位相同；与 NumPy（BLAS 的求和顺序不同）只在舍入误差内一致。
-# 测试 `tests/test_native.py` 另外用三重循环 (brute force) 和 hypothesis 随机形状检查它们。
+# 测试 `tests/native/test_native.py` 另外用三重循环 (brute force) 和 hypothesis 随机形状检查它们。
 
 # %%
 checked = 0

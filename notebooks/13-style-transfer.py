@@ -344,7 +344,7 @@ with grading.exercise("style_layer_loss"):
 
 # %% [markdown]
 # 库里的参考实现 `style_transfer.gram_matrix` / `style_layer_loss` / `content_loss` 与上面的公式相同
-# （`tests/test_vgg19.py` 用 NumPy 逐元素检查）。后面的训练用它们，所以即使练习还没做完，也能一直运行到底。
+# （`tests/models/test_vgg19.py` 用 NumPy 逐元素检查）。后面的训练用它们，所以即使练习还没做完，也能一直运行到底。
 
 # %%
 f_demo = aics.constant(np.random.default_rng(8).standard_normal((1, 4, 5, 3)).astype(np.float32))

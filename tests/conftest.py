@@ -72,3 +72,29 @@ def op_name():
         aics.kernel_registry.unregister(n)
         aics.gradient_registry.unregister(n)
         invalidate_caches(n)
+
+
+@pytest.fixture
+def g():
+    """A fresh graph, the default graph for the test's duration."""
+    import aicslib
+    graph = aicslib.Graph()
+    with graph.as_default():
+        yield graph
+
+
+@pytest.fixture
+def graph(g):
+    """The same fresh default graph, under the name TF1-style tests give it."""
+    return g
+
+
+@pytest.fixture
+def graph_mode():
+    """TF1 behaviour (``disable_v2_behavior``) and a fresh default graph, for tests written as
+    TF1 programs are; the graph is the fixture's value."""
+    import aicslib.compat.v1 as tf1
+    tf1.disable_v2_behavior()
+    with tf1.Graph().as_default() as g:
+        yield g
+    tf1.enable_v2_behavior()

@@ -51,7 +51,7 @@ def relu(y, out=None, zeros_up_to=BLOCK_ELEMENTS):
     """``np.maximum(y, 0)`` (into ``out``), against a cached array of zeros when ``y`` has at most
     ``zeros_up_to`` elements. Against an array np.maximum takes NumPy's SIMD loop, against a scalar
     0 a much slower one (benchmarks/README.md, "Fused output stages"); the results are
-    bit-identical, NaN and -0.0 included (tests/test_elementwise_fusion.py). Also the fused
+    bit-identical, NaN and -0.0 included (tests/grappler/test_elementwise_fusion.py). Also the fused
     elementwise kernel's Relu (fused_elementwise.py)."""
     if y.size > zeros_up_to:
         return np.maximum(y, y.dtype.type(0), out=out)

@@ -11,7 +11,8 @@ from ..kernels.matmul_op import TYPES, matmul
 from .registration import register_fast_kernel
 from .work_sharder import SingleThreadedBlas
 
-# Below about this many flops OpenBLAS stays on one thread by itself, and switching costs ~2 µs.
+# Below about this many flops OpenBLAS stays on one thread by itself, and switching it to one
+# thread costs more than it could save (benchmarks/README.md, "MatMul").
 OPENBLAS_THREADS_FROM = 5e5
 # Up to about this many flops one BLAS thread is as fast as two on an idle machine.
 SINGLE_THREAD_UNTIL = 5e6

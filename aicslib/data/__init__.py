@@ -12,9 +12,11 @@ initializer may feed placeholders the dataset was built from.
 from ..framework.missing_api import module_getattr
 from ..ops import dataset_ops as _dataset_op_defs  # noqa: F401  (iterator op definitions)
 from . import experimental  # noqa: F401
-from .ops.dataset_ops import (AUTOTUNE, Dataset, DatasetSpec, Iterator, TensorSpec, TextLineDataset,
-                              get_output_shapes, get_output_types, make_initializable_iterator,
-                              make_one_shot_iterator)
+from .ops.dataset_ops import AUTOTUNE, Dataset
+from .ops.iterator_ops import (Iterator, get_output_shapes, get_output_types,
+                               make_initializable_iterator, make_one_shot_iterator)
+from .ops.source_ops import TextLineDataset
+from .util.structure import DatasetSpec, TensorSpec
 
 __getattr__ = module_getattr(__name__)
 

@@ -5,7 +5,7 @@ alone, and so are ops with side effects or state (variables, queues, random
 numbers, printing) and control-flow ops, whose meaning depends on frames and
 execution order rather than on their inputs alone.
 """
-from ..framework import dtypes
+from ..framework import cwise_table, dtypes
 from ..framework.device import device_type
 from ..framework.kernel_registry import kernel_registry
 from ..framework.op_def import op_def_registry
@@ -20,11 +20,11 @@ _NOT_PURE = frozenset(("Placeholder", "PlaceholderWithDefault", "PartitionedCall
                        "StatefulPartitionedCall", "Print", "PrintV2", "Assert", "NoOp", "VarHandleOp",
                        "ReadVariableOp", "VariableV2", "Variable", "FIFOQueueV2", "QueueDequeueV2"))
 
-# One output element from the same-position elements of the inputs (after broadcasting).
-ELEMENTWISE_UNARY = frozenset(("Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log",
-                               "Tanh", "Sin", "Cos", "Sigmoid", "Relu", "Relu6"))
-ELEMENTWISE_BINARY = frozenset(("AddV2", "Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum",
-                                "SquaredDifference", "BiasAdd"))
+# One output element from the same-position elements of the inputs (after broadcasting), and
+# fusable into a _FusedElementwise program: the fusable rows of framework/cwise_table.py, and
+# Add and BiasAdd, which a program runs as AddV2.
+ELEMENTWISE_UNARY = frozenset(cwise_table.fusable(1))
+ELEMENTWISE_BINARY = frozenset(cwise_table.fusable(2)) | {"Add", "BiasAdd"}
 COMMUTATIVE = frozenset(("AddV2", "Add", "Mul", "Maximum", "Minimum", "LogicalAnd", "LogicalOr",
                          "Equal", "NotEqual", "SquaredDifference"))
 TRIVIAL = frozenset(("Identity", "StopGradient", "PreventGradient", "Snapshot"))

@@ -2,47 +2,23 @@
 reduction and matmul kernels, and core/kernels/cwise_op_complex.cc etc.).
 
 NumPy computes complex arithmetic natively; these registrations only add the
-complex dtypes beside the real kernels, so a real program never reaches them.
+complex dtypes beside the real kernels, so a real program never reaches them. The
+elementwise ones come from the rows of ``aicslib/framework/cwise_table.py``.
 """
 import numpy as np
 
-from ..framework.dtypes import complex64, complex128
+from ..framework.cwise_table import COMPLEX, ROWS
 from ..framework.errors import InvalidArgumentError
-from ..framework.kernel_registry import register_kernel
-
-COMPLEX = [complex64, complex128]
+from ..framework.kernel_registry import kernel_registry, register_kernel
 
 _C = {"T": COMPLEX}
 
-
-def _sign(x):
-    mag = np.abs(x)
-    return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
-
-
-def _sigmoid(x):
-    return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype)
-
-
-register_kernel("Neg", type_constraint=_C)(lambda x: np.negative(x))
-register_kernel("Sign", type_constraint=_C)(lambda x: _sign(x))
-register_kernel("Square", type_constraint=_C)(lambda x: np.square(x))
-register_kernel("Sqrt", type_constraint=_C)(lambda x: np.sqrt(x))
-register_kernel("Rsqrt", type_constraint=_C)(lambda x: (1.0 / np.sqrt(x)).astype(x.dtype))
-register_kernel("Reciprocal", type_constraint=_C)(lambda x: np.reciprocal(x))
-register_kernel("Exp", type_constraint=_C)(lambda x: np.exp(x))
-register_kernel("Log", type_constraint=_C)(lambda x: np.log(x))
-register_kernel("Log1p", type_constraint=_C)(lambda x: np.log1p(x))
-register_kernel("Tanh", type_constraint=_C)(lambda x: np.tanh(x))
-register_kernel("Sigmoid", type_constraint=_C)(lambda x: _sigmoid(x))
-register_kernel("AddV2", type_constraint=_C)(lambda x, y: np.add(x, y))
-register_kernel("Sub", type_constraint=_C)(lambda x, y: np.subtract(x, y))
-register_kernel("Mul", type_constraint=_C)(lambda x, y: np.multiply(x, y))
-register_kernel("RealDiv", type_constraint=_C)(lambda x, y: np.true_divide(x, y))
-register_kernel("Pow", type_constraint=_C)(lambda x, y: np.power(x, y))
-register_kernel("SquaredDifference", type_constraint=_C)(lambda x, y: (x - y) * np.conj(x - y))
-register_kernel("Equal", type_constraint=_C)(lambda x, y: np.equal(x, y))
-register_kernel("NotEqual", type_constraint=_C)(lambda x, y: np.not_equal(x, y))
+# The elementwise ops' complex kernels: their rows' complex_fn, or the real function,
+# registered at the row's line.
+for _row in ROWS:
+    if _row.complex_types:
+        kernel_registry.register(_row.op, type_constraint={"T": _row.complex_types},
+                                 location=_row.location)(_row.complex_fn or _row.fn)
 
 
 @register_kernel("AddN", type_constraint={"T": COMPLEX})

@@ -4,8 +4,8 @@ Grappler's elementwise fusion (``aicslib/grappler/optimizers/elementwise_fusion.
 replaces a chain such as ``relu(x * a + b)`` by one node holding the chain as a
 small program (``["Mul i0 i1", "AddV2 t0 i2", "Relu t1"]``: ``iN`` is input N,
 ``tN`` the result of instruction N). This reference kernel runs the program op
-by op on whole arrays; every instruction is the same NumPy call as the unfused
-op's kernel (``cwise_ops.py``, ``nn_ops.py``), so results are bit-identical.
+by op on whole arrays; every instruction is the function of the op's row in
+``framework/cwise_table.py``, the unfused op's kernel itself, so results are bit-identical.
 
 What fusion is for, one pass over memory instead of one per op, is the speed
 layer's kernel (``aicslib/accel/fused_elementwise.py``): it cuts the output into
@@ -13,77 +13,15 @@ cache-sized tiles and runs the whole program tile by tile, on threads.
 """
 import numpy as np
 
+from ..framework.cwise_table import fusable
 from ..framework.dtypes import float32, float64
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
 
 
-# Each instruction is f(*operands, out=buffer or None) and returns its result.
-
-def _sigmoid(x, out=None):
-    e = np.exp(-np.abs(x))  # as cwise_ops' Sigmoid: exp never overflows
-    r = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-    if out is None:
-        return r
-    np.copyto(out, r)
-    return out
-
-
-def _rsqrt(x, out=None):
-    if out is None:
-        return np.reciprocal(np.sqrt(x))
-    np.sqrt(x, out=out)
-    return np.reciprocal(out, out=out)
-
-
-def _exp(x, out=None):
-    with np.errstate(over="ignore"):
-        return np.exp(x, out=out)
-
-
-def _log(x, out=None):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x, out=out)
-
-
-def _realdiv(x, y, out=None):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(x, y, out=out)
-
-
-def _squared_difference(x, y, out=None):
-    if out is None:
-        d = np.subtract(x, y)
-        return np.multiply(d, d)
-    np.subtract(x, y, out=out)
-    return np.multiply(out, out, out=out)
-
-
-UNARY = {
-    "Neg": lambda x, out=None: np.negative(x, out=out),
-    "Abs": lambda x, out=None: np.abs(x, out=out),
-    "Square": lambda x, out=None: np.multiply(x, x, out=out),
-    "Sqrt": lambda x, out=None: np.sqrt(x, out=out),
-    "Rsqrt": _rsqrt,
-    "Reciprocal": lambda x, out=None: np.reciprocal(x, out=out),
-    "Exp": _exp,
-    "Log": _log,
-    "Tanh": lambda x, out=None: np.tanh(x, out=out),
-    "Sin": lambda x, out=None: np.sin(x, out=out),
-    "Cos": lambda x, out=None: np.cos(x, out=out),
-    "Sigmoid": _sigmoid,
-    "Relu": lambda x, out=None: np.maximum(x, x.dtype.type(0), out=out),
-    "Relu6": lambda x, out=None: np.clip(x, x.dtype.type(0), x.dtype.type(6), out=out),
-}
-BINARY = {
-    "AddV2": lambda x, y, out=None: np.add(x, y, out=out),
-    "Sub": lambda x, y, out=None: np.subtract(x, y, out=out),
-    "Mul": lambda x, y, out=None: np.multiply(x, y, out=out),
-    "RealDiv": _realdiv,
-    "Maximum": lambda x, y, out=None: np.maximum(x, y, out=out),
-    "Minimum": lambda x, y, out=None: np.minimum(x, y, out=out),
-    "SquaredDifference": _squared_difference,
-}
+# The instructions: the fusable rows' functions, each f(*operands, out=buffer or None).
+UNARY = fusable(1)
+BINARY = fusable(2)
 
 
 def parse_program(ops, unary=None):

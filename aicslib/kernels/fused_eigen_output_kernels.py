@@ -3,13 +3,14 @@
 A fused Conv2D or MatMul (made by Grappler's remapper) computes the
 contraction, then applies the bias (or an inference batch norm) and the
 activation to its output in place. Each step is the same NumPy operation the
-unfused kernel makes (``nn_ops.py``: ``BiasAdd``, ``Relu``...;
+unfused kernel makes (``nn_ops.py``: ``BiasAdd``, ``Elu``; ``framework/cwise_table.py``: ``Relu``, ``Relu6``;
 ``fused_batch_norm_op.py``), so fused and unfused results are bit-identical.
 The speed layer (``aicslib/accel/fused_output_stage.py``) applies the same
 steps block by block while each block is in cache, in C where it is built.
 """
 import numpy as np
 
+from ..framework.cwise_table import BY_OP
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import kernel_registry
 
@@ -34,11 +35,8 @@ def batch_norm_inference(x, scale, offset, mean, variance, epsilon, out=None):
 
 def apply_activation(y, activation):
     """Relu / Relu6 / Elu on ``y`` in place (Elu through a temporary, as its kernel)."""
-    zero = y.dtype.type(0)
-    if activation == "Relu":
-        np.maximum(y, zero, out=y)
-    elif activation == "Relu6":
-        np.clip(y, zero, y.dtype.type(6), out=y)
+    if activation in ("Relu", "Relu6"):
+        BY_OP[activation].fn(y, out=y)   # the unfused kernel's own function
     elif activation == "Elu":
         np.copyto(y, np.where(y > 0, y, np.expm1(np.minimum(y, 0))))
     else:

@@ -18,22 +18,13 @@ def _like(result, x):
     return result if result.dtype == x.dtype else result.astype(x.dtype)
 
 
-# --- activations -------------------------------------------------------------
-
-@register_kernel("Relu", type_constraint=FLOAT)
-def _relu(features):
-    return np.maximum(features, features.dtype.type(0))
-
+# --- activations (Relu and Relu6: rows of framework/cwise_table.py, fusable) ---------------
 
 @register_kernel("ReluGrad", type_constraint=FLOAT)
 def _relu_grad(gradients, features):
-    # TF's formula, gradients * (features > 0): a multiply is ~3x faster than np.where here.
+    # TF's formula, gradients * (features > 0): one multiply, faster than np.where
+    # (benchmarks/README.md, "Reference kernels").
     return np.multiply(gradients, features > 0, dtype=gradients.dtype)
-
-
-@register_kernel("Relu6", type_constraint=FLOAT)
-def _relu6(features):
-    return np.clip(features, features.dtype.type(0), features.dtype.type(6))
 
 
 @register_kernel("Relu6Grad", type_constraint=FLOAT)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
-from .cwise_ops import NUM
+from ..framework.cwise_table import NUM
 
 _HALF_TYPES = ("bfloat16", "float16")
 

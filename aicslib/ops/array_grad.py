@@ -241,7 +241,7 @@ GRADIENT_CHECK_RECIPES = {
     "PlaceholderWithDefault": lambda: (lambda x: array_ops.placeholder_with_default(x, [2, 3]), [_any(2, 3)]),
     "IdentityN": lambda: (lambda a, b: math_ops.add_n(array_ops.identity_n([a, b])[:2]),
                           [_any(2, 2), _any(2, 2, seed=1)]),
-    "ReadVariableOp": None,  # checked through variables in tests/test_gradients.py
+    "ReadVariableOp": None,  # checked through variables in tests/framework/test_gradients.py
     "Print": lambda: (lambda x: __import__("aicslib").Print(x, [], message="") * 2.0, [_any(3)]),
     "Reshape": lambda: (lambda x: array_ops.reshape(x, [3, 2]), [_any(2, 3)]),
     "ExpandDims": lambda: (lambda x: array_ops.expand_dims(x, 1), [_any(2, 3)]),

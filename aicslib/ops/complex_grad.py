@@ -70,7 +70,7 @@ def _angle_grad(op, grad):
 
 
 # ---------------------------------------------------------------------------
-# Numerical checks (tests/test_gradient_registry.py): real float64 inputs in, a real value out,
+# Numerical checks (tests/ops/test_gradient_registry.py): real float64 inputs in, a real value out,
 # through each complex op, so the convention above must hold for the Jacobian to match.
 
 def _any(*shape, seed=0):

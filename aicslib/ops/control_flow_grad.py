@@ -310,5 +310,5 @@ def _loop_gradient(lp, d_exits, nested=False):
 __all__ = ["gradients_through_loops", "needs_loop_gradient", "GradWhileContext"]
 
 # These ops run only in graphs under the control-flow executor; their gradients are checked
-# against numerical gradients of whole conds and loops in tests/test_control_flow.py.
+# against numerical gradients of whole conds and loops in tests/ops/test_control_flow.py.
 GRADIENT_CHECK_RECIPES = {"Switch": None, "Merge": None, "Enter": None, "Exit": None, "NextIteration": None}

@@ -12,6 +12,7 @@ a fused batch norm), and ``fused_ops`` naming what follows the contraction.
 Kernels: ``kernels/conv_ops_fused_impl.py``, ``kernels/matmul_op_fused.py``,
 ``kernels/cwise_ops_fused.py``.
 """
+from ..framework import cwise_table
 from ..framework.common_shapes import broadcast_shapes, matmul_shape
 from ..framework.gradient_registry import no_gradient
 from ..framework.op_def import op_def_registry, register_op
@@ -22,10 +23,8 @@ _FLOAT = "{float, double}"
 FUSED_OPS = (("BiasAdd",), ("BiasAdd", "Relu"), ("BiasAdd", "Relu6"), ("BiasAdd", "Elu"),
              ("FusedBatchNorm",), ("FusedBatchNorm", "Relu"), ("FusedBatchNorm", "Relu6"),
              ("FusedBatchNorm", "Elu"))
-#: Ops a ``_FusedElementwise`` program may use (see kernels/cwise_ops_fused.py).
-ELEMENTWISE_PROGRAM_OPS = ("Neg", "Abs", "Square", "Sqrt", "Rsqrt", "Reciprocal", "Exp", "Log", "Tanh",
-                           "Sin", "Cos", "Sigmoid", "Relu", "Relu6", "AddV2", "Sub", "Mul", "RealDiv",
-                           "Maximum", "Minimum", "SquaredDifference")
+#: Ops a ``_FusedElementwise`` program may use: the fusable rows of framework/cwise_table.py.
+ELEMENTWISE_PROGRAM_OPS = tuple(row.op for row in cwise_table.ROWS if row.fusable)
 
 
 class _AsOp:

@@ -423,7 +423,7 @@ no_gradient("FloorDiv")
 
 # ---------------------------------------------------------------------------
 # How to check each gradient above numerically: op type -> () -> (fn, [float64 inputs]).
-# tests/test_gradient_registry.py walks the gradient registry and needs one recipe per
+# tests/ops/test_gradient_registry.py walks the gradient registry and needs one recipe per
 # differentiable op, so an op added without a correct gradient fails CI.
 
 def _rng(seed=0):

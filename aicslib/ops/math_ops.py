@@ -1,70 +1,48 @@
 """Math ops: definitions (TF's core/ops/math_ops.cc) and Python API (python/ops/math_ops.py).
 
-Each op is declared once with ``register_op``; its NumPy kernels live in
-``aicslib/kernels/cwise_ops.py``, ``matmul_op.py`` and ``reduction_ops.py``,
-and its gradient in ``aicslib/ops/math_grad.py``.
+The elementwise ops (``Sin``, ``AddV2``, ``Greater``...) are defined from their rows in the
+elementwise table, ``aicslib/framework/cwise_table.py``, which also holds their NumPy
+kernels; every other op is declared here once with ``register_op``, its NumPy kernels in
+``aicslib/kernels/cwise_ops.py``, ``matmul_op.py`` and ``reduction_ops.py``. Gradients:
+``aicslib/ops/math_grad.py``.
 """
 import builtins
 
 import numpy as np
 
-from ..framework import dtypes
+from ..framework import cwise_table, dtypes
 from ..framework.common_shapes import (broadcast_binary_op_shape, matmul_shape, reduction_shape,
                                        unchanged_shape)
-from ..framework.op_def import register_op
+from ..framework.cwise_table import type_spec
+from ..framework.op_def import op_def_registry, register_op
 from ..framework.execute import apply_op
 from ..framework.op_def_library import dtype_of
 from ..framework.ops import TensorOperators, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
 
-_FLOAT = "{half, bfloat16, float, double}"
-_NUM = "{half, bfloat16, float, double, int8, int16, int32, int64, uint8}"
-_SIGNED = "{half, bfloat16, float, double, int8, int16, int32, int64}"
-_ALL = "{half, bfloat16, float, double, int8, int16, int32, int64, uint8, bool}"
-# Ops TF also defines on complex numbers (its guides use them): arithmetic, exp/log, sums.
-_FLOAT_C = _FLOAT[:-1] + ", complex64, complex128}"
-_NUM_C = _NUM[:-1] + ", complex64, complex128}"
-_ALL_C = _ALL[:-1] + ", complex64, complex128}"
-_SIGNED_C = _SIGNED[:-1] + ", complex64, complex128}"
+# The dtype lists of the ops below (the elementwise ops take theirs from their rows).
+_NUM = type_spec(cwise_table.NUM)
+_NUM_C = type_spec(cwise_table.NUM_C)
+_ALL = type_spec(cwise_table.ALL)
 
-# --- unary element-wise ops -------------------------------------------------
-register_op("Neg").input("x: T").output("y: T").attr(f"T: {_SIGNED_C}").set_shape_fn(unchanged_shape)
-register_op("Abs").input("x: T").output("y: T").attr(f"T: {_SIGNED}").set_shape_fn(unchanged_shape)
-register_op("Sign").input("x: T").output("y: T").attr(f"T: {_SIGNED_C}").set_shape_fn(unchanged_shape)
-register_op("Square").input("x: T").output("y: T").attr(f"T: {_NUM_C}").set_shape_fn(unchanged_shape)
-register_op("Sqrt").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Rsqrt").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Reciprocal").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Exp").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Log").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Log1p").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Sin").input("x: T").output("y: T").attr(f"T: {_FLOAT}").set_shape_fn(unchanged_shape)
-register_op("Cos").input("x: T").output("y: T").attr(f"T: {_FLOAT}").set_shape_fn(unchanged_shape)
-register_op("Tan").input("x: T").output("y: T").attr(f"T: {_FLOAT}").set_shape_fn(unchanged_shape)
-register_op("Tanh").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("Sigmoid").input("x: T").output("y: T").attr(f"T: {_FLOAT_C}").set_shape_fn(unchanged_shape)
-register_op("IsFinite").input("x: T").output("y: bool").attr(f"T: {_FLOAT}").set_shape_fn(unchanged_shape)
-register_op("LogicalNot").input("x: bool").output("y: bool").set_shape_fn(unchanged_shape)
 
-# --- binary element-wise ops (NumPy broadcasting) ---------------------------
-register_op("AddV2").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Sub").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Mul").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("RealDiv").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("FloorDiv").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("FloorMod").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Pow").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Maximum").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Minimum").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("SquaredDifference").input("x: T").input("y: T").output("z: T").attr(f"T: {_NUM_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Greater").input("x: T").input("y: T").output("z: bool").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("GreaterEqual").input("x: T").input("y: T").output("z: bool").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Less").input("x: T").input("y: T").output("z: bool").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("LessEqual").input("x: T").input("y: T").output("z: bool").attr(f"T: {_NUM}").set_shape_fn(broadcast_binary_op_shape)
-register_op("Equal").input("x: T").input("y: T").output("z: bool").attr(f"T: {_ALL_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("NotEqual").input("x: T").input("y: T").output("z: bool").attr(f"T: {_ALL_C}").set_shape_fn(broadcast_binary_op_shape)
-register_op("LogicalAnd").input("x: bool").input("y: bool").output("z: bool").set_shape_fn(broadcast_binary_op_shape)
-register_op("LogicalOr").input("x: bool").input("y: bool").output("z: bool").set_shape_fn(broadcast_binary_op_shape)
+# --- element-wise ops: one definition per row of framework/cwise_table.py -----------------------
+def _define_elementwise(row):
+    """``x`` (and ``y``) in, ``y`` (``z``) out, ``T`` from the row; registered at the row's line,
+    which is where aics.introspect.where(op) points."""
+    t = "T" if row.types is not None else "bool"
+    builder = op_def_registry.register(row.op, row.location)
+    for name in ("x", "y")[:row.arity]:
+        builder.input(f"{name}: {t}")
+    builder.output(f"{'yz'[row.arity - 1]}: {row.output or t}")
+    if row.types is not None:
+        builder.attr(f"T: {type_spec(row.types)}")
+    builder.set_shape_fn(unchanged_shape if row.arity == 1 else broadcast_binary_op_shape)
+
+
+for _row in cwise_table.ROWS:
+    if _row.define:
+        _define_elementwise(_row)
 
 
 def _select_shape(ctx):
@@ -99,7 +77,7 @@ register_op("AddN").input("inputs: N * T").output("sum: T").attr("N: int >= 1") 
     .attr(f"T: {_NUM_C}").set_shape_fn(_add_n_shape)
 
 # Cast also reaches the 8-bit float formats, which no arithmetic op takes (as in TF).
-_CAST = _ALL[:-1] + ", float8_e4m3fn, float8_e5m2, complex64, complex128}"
+_CAST = type_spec(cwise_table.ALL + [dtypes.float8_e4m3fn, dtypes.float8_e5m2] + cwise_table.COMPLEX)
 register_op("Cast").input("x: SrcT").output("y: DstT").attr(f"SrcT: {_CAST}").attr(f"DstT: {_CAST}") \
     .attr("Truncate: bool = false").set_shape_fn(unchanged_shape)
 

@@ -18,7 +18,9 @@ from ..framework import dtypes, errors
 from ..io import gfile
 from ..ops.variables import Variable
 from .optimizer import Optimizer
-from . import saver as _saver
+from .checkpoint_management import checkpoint_exists, get_checkpoint_state, update_checkpoint_state
+from .checkpoint_reader import read_checkpoint
+from .checkpoint_writer import write_checkpoint
 
 
 def _collect(obj, path, out, optimizers):
@@ -119,7 +121,7 @@ class Checkpoint:
             gfile.makedirs(folder)
         entries, _ = self._entries()
         values = {k: (v.numpy(), v.dtype.name) for k, v in entries.items()}
-        return _saver.write_checkpoint(os.fspath(file_prefix), values)
+        return write_checkpoint(os.fspath(file_prefix), values)
 
     def save(self, file_prefix):
         """Saves to ``file_prefix-<n>`` (n = save_counter after incrementing); updates the
@@ -129,10 +131,10 @@ class Checkpoint:
         prefix = f"{os.fspath(file_prefix)}-{int(counter.numpy())}"
         self.write(prefix)
         folder = os.path.dirname(os.path.abspath(prefix))
-        state = _saver.get_checkpoint_state(folder)
+        state = get_checkpoint_state(folder)
         kept = [p for p in (state.all_model_checkpoint_paths if state else [])
-                if _saver.checkpoint_exists(p) and os.path.abspath(p) != os.path.abspath(prefix)]
-        _saver.update_checkpoint_state(folder, prefix, kept + [prefix])
+                if checkpoint_exists(p) and os.path.abspath(p) != os.path.abspath(prefix)]
+        update_checkpoint_state(folder, prefix, kept + [prefix])
         return prefix
 
     def read(self, save_path):
@@ -146,7 +148,7 @@ class Checkpoint:
         if save_path is None:
             entries, _ = self._entries()
             return CheckpointLoadStatus([], [], [])
-        values, index = _saver.read_checkpoint(save_path)
+        values, index = read_checkpoint(save_path)
         saved_dtypes = {k: e["dtype"] for k, e in index["variables"].items()}
         entries, optimizers = self._entries()
         used, missing = set(), []

@@ -1,15 +1,92 @@
-"""``tf.train.CheckpointManager`` (TF's ``python/checkpoint/checkpoint_management.py``).
+"""The ``checkpoint`` state file and ``tf.train.CheckpointManager`` (TF's
+``python/checkpoint/checkpoint_management.py``).
 
-Saves a ``Checkpoint`` as ``directory/ckpt-N`` (N: the checkpoint's save
-counter), keeps the ``checkpoint`` state file up to date and deletes the oldest
-checkpoints beyond ``max_to_keep``.
+The state file names the newest checkpoint of a folder and every one kept, in TF's text
+format (``get_checkpoint_state``, ``latest_checkpoint``). ``CheckpointManager`` saves a
+``Checkpoint`` as ``directory/ckpt-N`` (N: the checkpoint's save counter), keeps the state
+file up to date and deletes the oldest checkpoints beyond ``max_to_keep``.
 """
 import glob
 import os
+import re
 
-from .saver import checkpoint_exists, get_checkpoint_state, update_checkpoint_state
+from ..framework import file_io
+from .checkpoint_format import INDEX_SUFFIX, STATE_FILENAME, strip_suffix
 
-__all__ = ["CheckpointManager"]
+__all__ = ["CheckpointManager", "CheckpointState", "checkpoint_exists", "get_checkpoint_state",
+           "latest_checkpoint", "update_checkpoint_state"]
+
+
+class CheckpointState:
+    """Contents of the ``checkpoint`` file: the newest checkpoint and all kept ones."""
+
+    def __init__(self, model_checkpoint_path, all_model_checkpoint_paths):
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths)
+
+    def __repr__(self):
+        return (f"CheckpointState(model_checkpoint_path={self.model_checkpoint_path!r}, "
+                f"all_model_checkpoint_paths={self.all_model_checkpoint_paths!r})")
+
+
+def _state_path(checkpoint_dir, latest_filename=None):
+    return os.path.join(checkpoint_dir, latest_filename or STATE_FILENAME)
+
+
+def update_checkpoint_state(checkpoint_dir, model_checkpoint_path, all_model_checkpoint_paths,
+                            latest_filename=None):
+    def rel(p):
+        p = os.path.abspath(p)
+        d = os.path.abspath(checkpoint_dir)
+        return os.path.relpath(p, d) if os.path.dirname(p) == d else p
+    lines = [f'model_checkpoint_path: "{rel(model_checkpoint_path)}"']
+    lines += [f'all_model_checkpoint_paths: "{rel(p)}"' for p in all_model_checkpoint_paths]
+    file_io.atomic_write(_state_path(checkpoint_dir, latest_filename),
+                  lambda f: f.write("\n".join(lines) + "\n"), binary=False)
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """The CheckpointState of ``checkpoint_dir``, or None when there is no state file."""
+    if checkpoint_dir is None:
+        return None
+    path = _state_path(os.fspath(checkpoint_dir), latest_filename)
+    if not os.path.isfile(path):
+        return None
+    model, all_paths = None, []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'\s*(model_checkpoint_path|all_model_checkpoint_paths)\s*:\s*"(.*)"\s*$',
+                         line)
+            if not m:
+                continue
+            p = m.group(2)
+            if not os.path.isabs(p):
+                p = os.path.join(os.fspath(checkpoint_dir), p)
+            if m.group(1) == "model_checkpoint_path":
+                model = p
+            else:
+                all_paths.append(p)
+    if model is None:
+        return None
+    return CheckpointState(model, all_paths)
+
+
+def checkpoint_exists(prefix):
+    """True when ``prefix`` names a complete checkpoint (its index exists)."""
+    return os.path.isfile(strip_suffix(os.fspath(prefix)) + INDEX_SUFFIX)
+
+
+def latest_checkpoint(checkpoint_dir, latest_filename=None):
+    """The prefix of the newest checkpoint in ``checkpoint_dir``; None when the folder is
+    missing, empty or its newest checkpoint is incomplete."""
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is None:
+        return None
+    if checkpoint_exists(state.model_checkpoint_path):
+        return state.model_checkpoint_path
+    return None
+
+
 
 
 class CheckpointManager:

@@ -1,4 +1,4 @@
-"""Records PyTorch's ``F.interpolate`` results that ``tests/test_image_ops.py`` compares
+"""Records PyTorch's ``F.interpolate`` results that ``tests/image/test_image_ops.py`` compares
 ``tf.image.resize`` with (an independent implementation of the same conventions).
 
     pip install --target /tmp/torch213 torch==2.13.0
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "image"))
 from test_image_ops import TORCH_CASES, rand_img  # noqa: E402 - the test's own inputs
 
 

@@ -5,7 +5,8 @@ import numpy as np
 from ...framework import dtypes
 from ...framework.errors import InvalidArgumentError
 from ...framework.ops import Tensor
-from .dataset_ops import Dataset, TensorSpec
+from ..util.structure import TensorSpec
+from .dataset_ops import Dataset
 from .scalar_args import ScalarArgs
 
 
@@ -42,7 +43,7 @@ def _count_or_forever(count):
 
 class RepeatDataset(ScalarArgs, Dataset):
     def __init__(self, input_dataset, count):
-        self._input = input_dataset
+        self.input_dataset = input_dataset
         if count is None:
             self._count = None
         else:
@@ -53,7 +54,7 @@ class RepeatDataset(ScalarArgs, Dataset):
         n = 0
         while self._count is None or n < self._count:
             empty = True
-            for flat in self._input._flat_numpy_iterator():
+            for flat in self.input_dataset._flat_numpy_iterator():
                 empty = False
                 yield flat
             if empty:
@@ -63,14 +64,14 @@ class RepeatDataset(ScalarArgs, Dataset):
 
 class TakeDataset(ScalarArgs, Dataset):
     def __init__(self, input_dataset, count):
-        self._input = input_dataset
+        self.input_dataset = input_dataset
         self._set_scalar("_count", count, "count")
         super().__init__(input_dataset.element_spec)
 
     def _flat_numpy_iterator(self):
         if self._count == 0:
             return
-        for i, flat in enumerate(self._input._flat_numpy_iterator()):
+        for i, flat in enumerate(self.input_dataset._flat_numpy_iterator()):
             yield flat
             if self._count >= 0 and i + 1 >= self._count:
                 return
@@ -78,12 +79,12 @@ class TakeDataset(ScalarArgs, Dataset):
 
 class SkipDataset(ScalarArgs, Dataset):
     def __init__(self, input_dataset, count):
-        self._input = input_dataset
+        self.input_dataset = input_dataset
         self._set_scalar("_count", count, "count")
         super().__init__(input_dataset.element_spec)
 
     def _flat_numpy_iterator(self):
-        for i, flat in enumerate(self._input._flat_numpy_iterator()):
+        for i, flat in enumerate(self.input_dataset._flat_numpy_iterator()):
             if self._count < 0 or i < self._count:
                 continue
             yield flat
