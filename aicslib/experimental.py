@@ -8,12 +8,18 @@ Each replaces one function behind a documented seam, for the duration of a
   (the contract: ``aicslib/framework/planner.py``);
 * ``use_gradients(fn)``: how gradients over a graph are built,
   ``fn(ys, xs, grad_ys, stop_gradients) -> [gradient or None per x]``
-  (the contract: ``aicslib/ops/gradients_impl.py``).
+  (the contract: ``aicslib/ops/gradients_impl.py``);
+* ``use_kernel(op_type, fn, device="CPU")``: the kernel an op runs on a device, ``fn`` taking
+  the op's inputs and attrs as the registered kernels do (``aics.introspect.kernel_source``
+  shows one), above every registered kernel.
 
     with aics.experimental.use_planner(my_planner):
         sess.run(y, {x: 1.0})
 """
 from .framework.session import use_planner  # noqa: F401
 from .ops.gradients_impl import use_gradients  # noqa: F401
+from .framework.kernel_registry import kernel_registry as _kernel_registry
 
-__all__ = ["use_gradients", "use_planner"]
+use_kernel = _kernel_registry.use
+
+__all__ = ["use_gradients", "use_kernel", "use_planner"]

@@ -33,6 +33,7 @@ from .default_graph import get_default_graph
 from .errors import InvalidArgumentError
 from .execute import KernelCall, run_kernel, short_path
 from .executor import Plan, Step, Tracer, run_plan
+from .kernel_registry import kernel_registry
 from .fetch_mapper import FetchMapper
 from .graph import Operation, Tensor
 from .graph_options import GraphOptions
@@ -87,6 +88,7 @@ class Session:
         self._config = config or ConfigProto()
         self._closed = False
         self._plans = {}
+        self._kernels_version = kernel_registry.version
         self._node_calls = {}
         self.resources = {}  # variables, queues and random streams of this session
         self._lock = threading.RLock()
@@ -143,6 +145,10 @@ class Session:
             raise RuntimeError("The Session graph is empty.")
         mapper = FetchMapper(self._graph, fetches)
         feeds = self._normalize_feeds(feed_dict)
+        if self._kernels_version != kernel_registry.version:   # a kernel put in place or taken out
+            self._plans.clear()
+            self._node_calls.clear()
+            self._kernels_version = kernel_registry.version
         key = (tuple(mapper.elements), tuple(feeds), self._graph.version, planner.current)
         plan = self._plans.get(key)
         if plan is None:
