@@ -87,8 +87,11 @@ test-notebooks: venv
 	  echo "test-notebooks: no notebooks in notebooks/ yet, skipping"; \
 	fi
 
+# Runs every chapter in its full and its quick setting (no cell may raise) and records the times
+# each chapter's first cell prints (notebooks/run_times.json), then the whole autograde matrix.
 test-full: venv
-	$(MAKE) test-notebooks NOTEBOOK_SETTING=full
+	$(PYTHON) tools/time_notebooks.py --setting full
+	$(PYTHON) tools/time_notebooks.py --setting fast
 	AICS_FAST=1 $(PYTEST) tests/grading -m full -q --timeout=3600
 
 # Real-browser tests (tests/browser/, run only here; test-unit ignores them): JupyterLab in headless
