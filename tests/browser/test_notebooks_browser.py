@@ -224,7 +224,7 @@ class Notebook:
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
-            self.page.wait_for_timeout(500)
+            self.page.wait_for_timeout(300)
             sig = self.signature()
             if sig == last and self.kernel_state() == "idle":
                 break
@@ -232,23 +232,15 @@ class Notebook:
         return self.signature(stable=True)
 
     def wait_output_change(self, before, timeout=WIDGET_TIMEOUT):
-        """Wait until the outputs differ from `before` and settle; False when they never change."""
+        """Waits until the outputs differ from `before` (the caller settles them); False when
+        they never change."""
         deadline = time.monotonic() + timeout
         idle_since = None
         while time.monotonic() < deadline:
-            self.page.wait_for_timeout(400)
-            sig = self.signature()
-            state = self.kernel_state()
-            if sig != before:
-                # let it settle: kernel idle and two equal signatures in a row
-                settle_deadline = min(deadline + 15, time.monotonic() + 30)
-                while time.monotonic() < settle_deadline:
-                    self.page.wait_for_timeout(500)
-                    sig2 = self.signature()
-                    if sig2 == sig and self.kernel_state() == "idle":
-                        break
-                    sig = sig2
+            self.page.wait_for_timeout(250)
+            if self.signature() != before:
                 return True
+            state = self.kernel_state()
             if state == "idle":
                 idle_since = idle_since or time.monotonic()
                 if time.monotonic() - idle_since > IDLE_GIVE_UP:
@@ -290,7 +282,7 @@ def _wait_run_all(nb):
     cells = []
     running, since = None, time.monotonic()
     while time.monotonic() < deadline:
-        nb.page.wait_for_timeout(1000)
+        nb.page.wait_for_timeout(500)
         cells = nb.page.evaluate(JS_CELL_STATE)
         busy = any(c["prompt"] == "[*]:" for c in cells)
         current = next((i for i, c in enumerate(cells) if c["prompt"] == "[*]:"), None)
