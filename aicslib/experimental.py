@@ -16,8 +16,8 @@ Each replaces one function behind a documented seam, for the duration of a
     with aics.experimental.use_planner(my_planner):
         sess.run(y, {x: 1.0})
 """
-from .framework.session import use_planner  # noqa: F401
-from .ops.gradients_impl import use_gradients  # noqa: F401
+from .framework.session import use_planner
+from .ops.gradients_impl import use_gradients
 from .framework.kernel_registry import kernel_registry as _kernel_registry
 
 use_kernel = _kernel_registry.use

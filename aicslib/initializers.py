@@ -10,7 +10,7 @@ from TF1's: ``RandomNormal`` and ``TruncatedNormal`` have ``stddev=0.05``,
 from .framework import dtypes
 from .framework.missing_api import module_getattr
 from .ops import init_ops
-from .ops.init_ops import Initializer, Ones, Zeros  # noqa: F401
+from .ops.init_ops import Initializer, Ones, Zeros
 from .ops.init_ops import VarianceScaling as _VarianceScalingV1
 
 __getattr__ = module_getattr(__name__)

@@ -3,7 +3,7 @@ from .ops.array_ops import eye, transpose as _transpose
 from .ops.math_ops import matmul
 from .framework.missing_api import module_getattr
 
-from .ops.linalg_ops import qr  # noqa: E402
+from .ops.linalg_ops import qr
 
 __all__ = ["eye", "matmul", "matvec", "matrix_transpose", "norm", "qr"]
 
@@ -21,7 +21,7 @@ def matvec(a, b, transpose_a=False, name=None):
     return array_ops.squeeze(matmul(a, array_ops.expand_dims(b, -1), transpose_a=transpose_a), [-1])
 
 
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
     """A vector norm, or a matrix norm over two axes (``tf.norm`` / ``tf.linalg.norm``).
 
     ``axis=None`` treats the whole tensor as one vector; an int is a vector norm

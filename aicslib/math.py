@@ -11,7 +11,7 @@ from .framework import dtypes
 from .framework.missing_api import module_getattr
 from .framework.ops import convert_to_tensor, name_scope
 from .ops import array_ops, math_ops
-from .ops.math_ops import (abs, add, add_n, argmax, argmin, cos, divide, equal, exp, floordiv,  # noqa: F401,A004
+from .ops.math_ops import (abs, add, add_n, argmax, argmin, cos, divide, equal, exp, floordiv,  # noqa: F401
                            floormod, greater, greater_equal, is_finite, less, less_equal, log, log1p,
                            logical_and, logical_not, logical_or, maximum, minimum, multiply,
                            negative, not_equal, pow, realdiv, reciprocal, reduce_max, reduce_mean,
@@ -20,7 +20,7 @@ from .ops.math_ops import (abs, add, add_n, argmax, argmin, cos, divide, equal, 
 from .ops.math_ops import floormod as mod  # noqa: F401
 from .ops.nn_ops import l2_loss as _l2_loss  # noqa: F401
 from .ops.nn_ops import log_softmax, softmax  # noqa: F401
-from .ops.complex_ops import angle, complex, conj, imag, real  # noqa: F401,A004
+from .ops.complex_ops import angle, complex, conj, imag, real  # noqa: F401
 from .ops.array_ops import unsorted_segment_sum  # noqa: F401
 
 __getattr__ = module_getattr(__name__)
@@ -75,7 +75,7 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
         return math_ops.sqrt(math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=keepdims))
 
 
-def count_nonzero(input, axis=None, keepdims=None, dtype=dtypes.int64, name=None):  # noqa: A002
+def count_nonzero(input, axis=None, keepdims=None, dtype=dtypes.int64, name=None):
     """The number of non-zero elements over ``axis``, as ``dtype`` (int64)."""
     with name_scope(name, "count_nonzero"):
         x = convert_to_tensor(input)
@@ -97,7 +97,7 @@ def ceil(x, name=None):
         return -math_ops.floordiv(-x, np.ones((), x.dtype.as_numpy_dtype))
 
 
-def round(x, name=None):  # noqa: A001
+def round(x, name=None):
     """Rounds half to even, as TF (``round(0.5) == 0``, ``round(1.5) == 2``)."""
     with name_scope(name, "Round"):
         x = convert_to_tensor(x)

@@ -14,8 +14,8 @@ variable ``AICS_CONV_ALGO`` to ``direct``, ``im2col`` or ``winograd`` (then
 from .ops import nn_grad as _nn_grad  # noqa: F401  (registers the gradients)
 from .ops.embedding_ops import embedding_lookup_v2 as embedding_lookup  # noqa: F401
 from .ops.nn_impl import l2_normalize, local_response_normalization, lrn  # noqa: F401
-from .math import in_top_k  # noqa: F401  (TF2 order: targets, predictions)
-from .ops.nn_ops import (avg_pool, avg_pool2d, batch_normalization, bias_add, conv2d,  # noqa: F401
+from .math import in_top_k
+from .ops.nn_ops import (avg_pool, avg_pool2d, batch_normalization, bias_add, conv2d,
                          conv2d_backprop_filter, conv2d_backprop_input, depthwise_conv2d,
                          depthwise_conv2d_native_backprop_filter, depthwise_conv2d_native_backprop_input,
                          dropout, elu, l2_loss, leaky_relu, log_softmax, max_pool, max_pool2d,
@@ -38,7 +38,7 @@ def softplus(features, name=None):
                             math_ops.log1p(math_ops.exp(math_ops.negative(a))))
 
 
-def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",
                      dilations=None, name=None):
     """The transpose (gradient) of ``conv2d``: ``filters`` is ``[kh, kw, out_channels, in_channels]``
     and ``output_shape`` the full NHWC shape of the result, as in TF."""

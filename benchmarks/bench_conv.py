@@ -43,15 +43,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from aicslib.accel import conv_backprop_filter as cgf  # noqa: E402
-from aicslib.accel import conv_backprop_input as cgi  # noqa: E402
-from aicslib.accel import conv_forward as co  # noqa: E402
-from aicslib.accel import depthwise as dwc  # noqa: E402
-from aicslib.accel import work_sharder  # noqa: E402
-from aicslib.kernels import conv_2d as c2d  # noqa: E402
-from aicslib.kernels import conv_layout as cl  # noqa: E402
-from aicslib.kernels import conv_ops as reference_conv  # noqa: E402
-from aicslib.kernels import depthwise_conv_op as reference_depthwise  # noqa: E402
+from aicslib.accel import conv_backprop_filter as cgf
+from aicslib.accel import conv_backprop_input as cgi
+from aicslib.accel import conv_forward as co
+from aicslib.accel import depthwise as dwc
+from aicslib.accel import work_sharder
+from aicslib.kernels import conv_2d as c2d
+from aicslib.kernels import conv_layout as cl
+from aicslib.kernels import conv_ops as reference_conv
+from aicslib.kernels import depthwise_conv_op as reference_depthwise
 
 try:
     from aicslib import flags as _flags

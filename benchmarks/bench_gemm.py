@@ -29,9 +29,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from aicslib import flags  # noqa: E402
-from aicslib.accel import c_sgemm  # noqa: E402
-from aicslib.accel import work_sharder  # noqa: E402
+from aicslib import flags
+from aicslib.accel import c_sgemm
+from aicslib.accel import work_sharder
 
 # (name, m, k, n): the GEMMs of Y = cols @ W (forward), dcols = dY @ W^T (input gradient),
 # dW = cols^T @ dY (filter gradient) of bench_conv.py's layers at batch 8

@@ -42,10 +42,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import aicslib as aics  # noqa: E402
-from aicslib import flags  # noqa: E402
-from aicslib.accel import work_sharder  # noqa: E402
-from aicslib.models import style_transfer, vgg19  # noqa: E402
+import aicslib as aics
+from aicslib import flags
+from aicslib.accel import work_sharder
+from aicslib.models import style_transfer, vgg19
 
 CONTENT = "conv4_2"
 STYLE = [n for n, _ in style_transfer.STYLE_LAYERS]
@@ -260,7 +260,7 @@ def main():
     step = {"aicslib Session": st_graph.step, "aicslib eager": st_eager.step}
 
     try:
-        import torch  # noqa: F401
+        import torch
         have_torch = True
     except ImportError:
         have_torch = False

@@ -28,7 +28,7 @@ FIRST_TRAINING = "t0 = time.perf_counter()\ndense = train("
 def notebook_namespace():
     source = open(NOTEBOOK, encoding="utf-8").read()
     namespace = {"__name__": "notebook12"}
-    exec(compile(source[:source.index(FIRST_TRAINING)], NOTEBOOK, "exec"), namespace)  # noqa: S102
+    exec(compile(source[:source.index(FIRST_TRAINING)], NOTEBOOK, "exec"), namespace)
     return namespace
 
 

@@ -882,7 +882,7 @@ def _student_call(what, thunk, hint=""):
         return thunk()
     except grading.CheckFailed:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever the answer raised is the feedback
+    except Exception as exc:
         if isinstance(exc, NotImplementedError) and not exc.args:
             raise
         code = getattr(aics.gradient_registry.function("Tan"), "__code__", None)

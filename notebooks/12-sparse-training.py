@@ -185,7 +185,7 @@ def _mask_case(w, s, what):
     call = f"my_magnitude_mask(w, s={s}) for {what}"
     try:
         kept = f"your mask keeps {int(np.count_nonzero(got))}; "
-    except Exception:  # noqa: BLE001 - not an array: check_array says so
+    except Exception:
         kept = ""
     ties = f", plus {int(keep.sum()) - k} tied with the k-th" if keep.sum() > k else ""
     grading.check_array(got, keep.astype(w.dtype), f"{call} ({w.size} weights)",

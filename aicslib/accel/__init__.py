@@ -37,9 +37,9 @@ runs its reference kernel; ``use_accel(False)`` does it in a running process);
 """
 from .. import flags
 from . import native_loader
-from .native_loader import active_isa, set_isa, supported_isas  # noqa: F401
-from .registration import enabled, set_enabled, use_accel  # noqa: F401
-from . import conv_kernels, depthwise, fused_elementwise, fused_output_stage, matmul, pooling  # noqa: F401
+from .native_loader import active_isa, set_isa, supported_isas
+from .registration import enabled, set_enabled, use_accel
+from . import conv_kernels, depthwise, fused_elementwise, fused_output_stage, matmul, pooling
 
 if flags.ACCEL:
     native_loader.report_missing()

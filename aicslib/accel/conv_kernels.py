@@ -17,20 +17,20 @@ FLOAT = {"T": [float16, bfloat16, float32, float64]}
 
 
 @register_fast_kernel("Conv2D", FLOAT)
-def conv2d_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
+def conv2d_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):
     return run_forward(conv2d, "Conv2D", input, filter, strides, padding, explicit_paddings, data_format,
                        dilations)
 
 
 @register_fast_kernel("Conv2DBackpropInput", FLOAT)
-def conv2d_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+def conv2d_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,
                                  explicit_paddings, data_format, dilations):
     return run_backprop_input(conv2d_backprop_input, "Conv2DBackpropInput", input_sizes, filter, out_backprop,
                               strides, padding, explicit_paddings, data_format, dilations)
 
 
 @register_fast_kernel("Conv2DBackpropFilter", FLOAT)
-def conv2d_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+def conv2d_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,
                                   explicit_paddings, data_format, dilations):
     return run_backprop_filter(conv2d_backprop_filter, "Conv2DBackpropFilter", input, filter_sizes,
                                out_backprop, strides, padding, explicit_paddings, data_format, dilations)

@@ -432,20 +432,20 @@ def depthwise_conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), paddin
 # ----------------------------------------------------------------------------
 
 @register_fast_kernel("DepthwiseConv2dNative", FLOAT)
-def depthwise_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
+def depthwise_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):
     return run_forward(depthwise_conv2d, "DepthwiseConv2dNative", input, filter, strides, padding,
                        explicit_paddings, data_format, dilations)
 
 
 @register_fast_kernel("DepthwiseConv2dNativeBackpropInput", FLOAT)
-def depthwise_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+def depthwise_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,
                                     explicit_paddings, data_format, dilations):
     return run_backprop_input(depthwise_conv2d_backprop_input, "DepthwiseConv2dNativeBackpropInput", input_sizes,
                               filter, out_backprop, strides, padding, explicit_paddings, data_format, dilations)
 
 
 @register_fast_kernel("DepthwiseConv2dNativeBackpropFilter", FLOAT)
-def depthwise_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+def depthwise_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,
                                      explicit_paddings, data_format, dilations):
     return run_backprop_filter(depthwise_conv2d_backprop_filter, "DepthwiseConv2dNativeBackpropFilter", input,
                                filter_sizes, out_backprop, strides, padding, explicit_paddings, data_format,

@@ -175,7 +175,7 @@ FUSED_TYPES = {"T": [float32, float64]}
 
 
 @register_fast_kernel("_FusedConv2D", FUSED_TYPES)
-def fused_conv2d_kernel(ctx, input, filter, args):  # noqa: A002
+def fused_conv2d_kernel(ctx, input, filter, args):
     a = ctx.attrs
     if a.get("data_format", "NHWC") != "NHWC" or input.ndim != 4:
         return fused_conv("Conv2D", ctx, input, filter, args, apply_output_stage)
@@ -197,7 +197,7 @@ def fused_conv2d_kernel(ctx, input, filter, args):  # noqa: A002
 
 
 @register_fast_kernel("_FusedDepthwiseConv2dNative", FUSED_TYPES)
-def fused_depthwise_conv2d_kernel(ctx, input, filter, args):  # noqa: A002
+def fused_depthwise_conv2d_kernel(ctx, input, filter, args):
     # the registered depthwise kernel (the speed layer's, while it is on), then this stage
     return fused_conv("DepthwiseConv2dNative", ctx, input, filter, args, apply_output_stage)
 

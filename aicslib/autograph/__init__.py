@@ -5,5 +5,5 @@ shows what the conversion makes of ``f``.
 Modules: ``converter.py`` (the AST transformation), ``operators.py`` (``ag__``: what
 converted code calls), ``api.py`` (source -> converted function).
 """
-from .api import ConversionError, do_not_convert, to_code, to_graph  # noqa: F401
-from .operators import Undefined  # noqa: F401
+from .api import ConversionError, do_not_convert, to_code, to_graph
+from .operators import Undefined

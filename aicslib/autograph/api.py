@@ -89,7 +89,7 @@ def convert_function(f):
     namespace = dict(f.__globals__)
     namespace["ag__"] = operators
     filename = f.__code__.co_filename  # tracebacks show the user's own lines
-    exec(compile(module, filename, "exec"), namespace)  # noqa: S102 - compiling the user's own code
+    exec(compile(module, filename, "exec"), namespace)
     cells = [c.cell_contents for c in (f.__closure__ or ())]
     new = namespace["__aics_factory"](*cells)
     new.__defaults__ = f.__defaults__

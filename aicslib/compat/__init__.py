@@ -1,2 +1,2 @@
 """``aics.compat.v1``: TF1 names whose TF2 behaviour differs."""
-from . import v1  # noqa: F401
+from . import v1

@@ -8,7 +8,7 @@ without a GPU.
 import collections
 
 from ..framework.missing_api import module_getattr
-from . import experimental, threading  # noqa: F401
+from . import experimental, threading
 
 __getattr__ = module_getattr(__name__)
 

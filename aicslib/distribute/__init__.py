@@ -15,8 +15,8 @@
 
 Nothing here imports mpi4py until an MPI function is called.
 """
-from .collective_ops import allreduce, broadcast  # noqa: F401
-from .data_parallel import DistributedGradientTape, allreduce_gradients, broadcast_variables  # noqa: F401
-from .mpi import MISSING_MPI, init, rank, size  # noqa: F401
-from .ring import ring_allreduce, simulate_ring_allreduce  # noqa: F401
-from .towers import average_gradients, split_batch  # noqa: F401
+from .collective_ops import allreduce, broadcast
+from .data_parallel import DistributedGradientTape, allreduce_gradients, broadcast_variables
+from .mpi import MISSING_MPI, init, rank, size
+from .ring import ring_allreduce, simulate_ring_allreduce
+from .towers import average_gradients, split_batch

@@ -267,7 +267,7 @@ def run_kernel(call, args, node=None):
                 r = call.conform(r, 0)
             return r
         return call.conform_all(r)
-    except Exception as e:  # noqa: BLE001  (every kernel failure is reported in TF's terms)
+    except Exception as e:
         raise kernel_error(call, e, args, node) from None
 
 

@@ -99,7 +99,7 @@ def run(plan, vals, step=run_kernel):
             s = steps[i]
             try:
                 r = step(s.call, [vals[j] for j in s.in_slots], s.op)
-            except Exception as e:  # noqa: BLE001  (handed to the caller)
+            except Exception as e:
                 with cond:
                     if state["error"] is None:
                         state["error"] = e

@@ -27,9 +27,9 @@ VLOG levels (AICS_MIN_VLOG_LEVEL): 1 per-pass results in TF 2.21's form
 (constant folding as TF's ``Folded node: {{node k}} = Mul[...](two, five)``),
 3 skipped candidates and why.
 """
-from ..framework.graph_options import GraphOptions, OptimizerOptions, RewriterConfig  # noqa: F401
+from ..framework.graph_options import GraphOptions, OptimizerOptions, RewriterConfig
 from ..framework.session import register_graph_rewriter
-from .optimizers.meta_optimizer import optimize, optimize_for_session  # noqa: F401
+from .optimizers.meta_optimizer import optimize, optimize_for_session
 
 register_graph_rewriter(optimize_for_session)
 

@@ -1,7 +1,7 @@
 """``aics.io``: reading and writing files, decoding images, writing graphs (TF's tf.io)."""
-from ..framework.graph_def_proto import read_graph, write_graph  # noqa: F401  (.pb, .pbtxt, .json)
-from ..ops.io_ops import read_file, write_file  # noqa: F401
+from ..framework.graph_def_proto import read_graph, write_graph
+from ..ops.io_ops import read_file, write_file
 # tf.io.decode_* are the same functions as tf.image.decode_*.
-from ..ops.image_ops import (decode_bmp, decode_gif, decode_image, decode_jpeg,  # noqa: F401
+from ..ops.image_ops import (decode_bmp, decode_gif, decode_image, decode_jpeg,
                             decode_png)
-from . import gfile  # noqa: F401,E402  (tf.io.gfile.GFile, exists, makedirs, ...)
+from . import gfile

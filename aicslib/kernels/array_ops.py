@@ -21,17 +21,17 @@ def _placeholder(ctx):
 
 
 @register_kernel("PlaceholderWithDefault")
-def _placeholder_with_default(input):  # noqa: A002
+def _placeholder_with_default(input):
     return input
 
 
 @register_kernel("Identity")
-def _identity(input):  # noqa: A002
+def _identity(input):
     return input
 
 
 @register_kernel("StopGradient")
-def _stop_gradient(input):  # noqa: A002
+def _stop_gradient(input):
     return input
 
 
@@ -67,17 +67,17 @@ def _fill(dims, value):
 
 
 @register_kernel("Shape")
-def _shape(input, out_type):  # noqa: A002
+def _shape(input, out_type):
     return np.asarray(np.shape(input), dtype=out_type.as_numpy_dtype)
 
 
 @register_kernel("Size")
-def _size(input, out_type):  # noqa: A002
+def _size(input, out_type):
     return np.asarray(np.size(input), dtype=out_type.as_numpy_dtype)
 
 
 @register_kernel("Rank")
-def _rank(input):  # noqa: A002
+def _rank(input):
     return np.asarray(np.ndim(input), dtype=np.int32)
 
 
@@ -128,7 +128,7 @@ def _split(split_dim, value, num_split):
 
 
 @register_kernel("Slice")
-def _slice(input, begin, size):  # noqa: A002
+def _slice(input, begin, size):
     begin = np.asarray(begin).reshape(-1)
     size = np.asarray(size).reshape(-1)
     if len(begin) != input.ndim or len(size) != input.ndim:
@@ -162,12 +162,12 @@ def _unpack(value, num, axis=0):
 
 
 @register_kernel("ExpandDims")
-def _expand_dims(input, dim):  # noqa: A002
+def _expand_dims(input, dim):
     return np.expand_dims(input, int(np.asarray(dim).reshape(-1)[0]))
 
 
 @register_kernel("Squeeze")
-def _squeeze(input, squeeze_dims):  # noqa: A002
+def _squeeze(input, squeeze_dims):
     if not squeeze_dims:
         return np.squeeze(input)
     for a in squeeze_dims:
@@ -178,7 +178,7 @@ def _squeeze(input, squeeze_dims):  # noqa: A002
 
 
 @register_kernel("Tile")
-def _tile(input, multiples):  # noqa: A002
+def _tile(input, multiples):
     m = np.asarray(multiples).reshape(-1)
     if len(m) != input.ndim:
         raise InvalidArgumentError(None, None, f"Expected multiples argument to be a vector of length "
@@ -188,7 +188,7 @@ def _tile(input, multiples):  # noqa: A002
 
 
 @register_kernel("BroadcastTo")
-def _broadcast_to(input, shape):  # noqa: A002
+def _broadcast_to(input, shape):
     check_allocation(_dims(shape, "BroadcastTo"), input.dtype)
     try:
         return np.ascontiguousarray(np.broadcast_to(input, _dims(shape, "BroadcastTo")))
@@ -272,7 +272,7 @@ def _one_hot(indices, depth, on_value, off_value, axis=-1):
 
 
 @register_kernel("Pad")
-def _pad(input, paddings):  # noqa: A002
+def _pad(input, paddings):
     p = np.asarray(paddings)   # TF's checks and messages (pad_op.cc)
     if p.ndim != 2 or p.shape[1] != 2:
         raise InvalidArgumentError(None, None, f"paddings must be a matrix with 2 columns: "
@@ -291,7 +291,7 @@ def _pad(input, paddings):  # noqa: A002
 
 
 @register_kernel("StridedSlice")
-def _strided_slice(input, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,  # noqa: A002
+def _strided_slice(input, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                    shrink_axis_mask):
     spec = strided_slice_spec(begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                               shrink_axis_mask)
@@ -312,7 +312,7 @@ def _strided_slice_grad(shape, begin, end, strides, dy, begin_mask, end_mask, el
 
 
 @register_kernel("IdentityN")
-def _identity_n(input):  # noqa: A002
+def _identity_n(input):
     return list(input)
 
 
@@ -344,5 +344,5 @@ def _unsorted_segment_sum(data, segment_ids, num_segments):
 
 
 @register_kernel("Where")
-def _where(input):  # noqa: A002
+def _where(input):
     return np.argwhere(input).astype(np.int64)

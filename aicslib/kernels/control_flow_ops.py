@@ -43,5 +43,5 @@ def _next_iteration(data):
 
 
 @register_kernel("LoopCond")
-def _loop_cond(input):  # noqa: A002 - TF's input name
+def _loop_cond(input):
     return input

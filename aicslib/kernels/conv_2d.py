@@ -238,7 +238,7 @@ def sizes_nhwc(sizes, data_format):
 # backprops; the NumPy reference kernels and the speed layer's alike): TF's attrs in, the NHWC
 # function of the algorithm called, the result back in the op's layout and dtype.
 
-def run_forward(nhwc_conv, op_type, input, filter, strides, padding, explicit_paddings,  # noqa: A002
+def run_forward(nhwc_conv, op_type, input, filter, strides, padding, explicit_paddings,
                 data_format, dilations):
     """``nhwc_conv(x, w, strides, padding, dilations)`` on the op's operands, as a forward kernel."""
     s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type)
@@ -246,7 +246,7 @@ def run_forward(nhwc_conv, op_type, input, filter, strides, padding, explicit_pa
     return cast_like(from_nhwc(y, data_format), input)
 
 
-def run_backprop_input(nhwc_grad, op_type, input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+def run_backprop_input(nhwc_grad, op_type, input_sizes, filter, out_backprop, strides, padding,
                        explicit_paddings, data_format, dilations):
     """``nhwc_grad(dy, w, input_shape, strides, padding, dilations)``, as a backprop-input kernel."""
     s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type)
@@ -254,7 +254,7 @@ def run_backprop_input(nhwc_grad, op_type, input_sizes, filter, out_backprop, st
     return cast_like(from_nhwc(dx, data_format), out_backprop)
 
 
-def run_backprop_filter(nhwc_grad, op_type, input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+def run_backprop_filter(nhwc_grad, op_type, input, filter_sizes, out_backprop, strides, padding,
                         explicit_paddings, data_format, dilations):
     """``nhwc_grad(x, dy, filter_shape, strides, padding, dilations)``, as a backprop-filter kernel."""
     s, p, d = conv_args_from_attrs(strides, padding, explicit_paddings, data_format, dilations, op_type)

@@ -78,7 +78,7 @@ def conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), padding="VALID",
 # ----------------------------------------------------------------------------
 
 @register_kernel("Conv2DBackpropFilter", type_constraint=_FLOAT)
-def _conv2d_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+def _conv2d_backprop_filter_kernel(input, filter_sizes, out_backprop, strides, padding,
                                    explicit_paddings, data_format, dilations):
     return run_backprop_filter(conv2d_backprop_filter, "Conv2DBackpropFilter", input, filter_sizes,
                                out_backprop, strides, padding, explicit_paddings, data_format, dilations)

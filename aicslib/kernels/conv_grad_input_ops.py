@@ -89,7 +89,7 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
 # ----------------------------------------------------------------------------
 
 @register_kernel("Conv2DBackpropInput", type_constraint=_FLOAT)
-def _conv2d_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+def _conv2d_backprop_input_kernel(input_sizes, filter, out_backprop, strides, padding,
                                   explicit_paddings, data_format, dilations):
     return run_backprop_input(conv2d_backprop_input, "Conv2DBackpropInput", input_sizes, filter, out_backprop,
                               strides, padding, explicit_paddings, data_format, dilations)

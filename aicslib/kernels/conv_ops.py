@@ -289,7 +289,7 @@ def conv2d_nchw(x_nchw, w_oihw, strides=(1, 1), padding="VALID", dilations=(1, 1
 # ----------------------------------------------------------------------------
 
 @register_kernel("Conv2D", type_constraint=_FLOAT)
-def _conv2d_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
+def _conv2d_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):
     # TF's attrs checked and turned into the NHWC function's arguments, NCHW transposed around it
     return run_forward(conv2d, "Conv2D", input, filter, strides, padding, explicit_paddings, data_format,
                        dilations)

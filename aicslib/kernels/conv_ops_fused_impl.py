@@ -15,7 +15,7 @@ from .fused_eigen_output_kernels import apply_output_stage, contraction
 CONV_ATTRS = ("T", "strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu")
 
 
-def fused_conv(op_type, ctx, input, filter, args, output_stage=apply_output_stage):  # noqa: A002
+def fused_conv(op_type, ctx, input, filter, args, output_stage=apply_output_stage):
     """``op_type``'s registered kernel on ``(input, filter)``, then the fused ``output_stage``
     (``apply_output_stage``'s arguments)."""
     a = ctx.attrs
@@ -24,10 +24,10 @@ def fused_conv(op_type, ctx, input, filter, args, output_stage=apply_output_stag
 
 
 @register_kernel("_FusedConv2D", type_constraint={"T": [float32, float64]})
-def _fused_conv2d(ctx, input, filter, args):  # noqa: A002
+def _fused_conv2d(ctx, input, filter, args):
     return fused_conv("Conv2D", ctx, input, filter, args)
 
 
 @register_kernel("_FusedDepthwiseConv2dNative", type_constraint={"T": [float32, float64]})
-def _fused_depthwise_conv2d(ctx, input, filter, args):  # noqa: A002
+def _fused_depthwise_conv2d(ctx, input, filter, args):
     return fused_conv("DepthwiseConv2dNative", ctx, input, filter, args)

@@ -35,17 +35,17 @@ def _reduction_axes(x, reduction_indices):
 
 
 @register_kernel("Sum", type_constraint=_C)
-def _sum_complex(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _sum_complex(input, reduction_indices, keep_dims=False):
     return np.sum(input, axis=_reduction_axes(input, reduction_indices), keepdims=keep_dims)
 
 
 @register_kernel("Mean", type_constraint=_C)
-def _mean_complex(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _mean_complex(input, reduction_indices, keep_dims=False):
     return np.mean(input, axis=_reduction_axes(input, reduction_indices), keepdims=keep_dims)
 
 
 @register_kernel("Prod", type_constraint=_C)
-def _prod_complex(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _prod_complex(input, reduction_indices, keep_dims=False):
     return np.prod(input, axis=_reduction_axes(input, reduction_indices), keepdims=keep_dims)
 
 
@@ -69,12 +69,12 @@ def _batch_matmul_complex(x, y, adj_x=False, adj_y=False):
 
 
 @register_kernel("Complex")
-def _complex(real, imag, Tout):  # noqa: N803 - TF's attr name
+def _complex(real, imag, Tout):
     return (real + 1j * imag).astype(Tout.as_numpy_dtype)
 
 
-register_kernel("Real")(lambda input, Tout: np.real(input).astype(Tout.as_numpy_dtype))  # noqa: A002
-register_kernel("Imag")(lambda input, Tout: np.imag(input).astype(Tout.as_numpy_dtype))  # noqa: A002
+register_kernel("Real")(lambda input, Tout: np.real(input).astype(Tout.as_numpy_dtype))
+register_kernel("Imag")(lambda input, Tout: np.imag(input).astype(Tout.as_numpy_dtype))
 register_kernel("ComplexAbs")(lambda x, Tout: np.abs(x).astype(Tout.as_numpy_dtype))
-register_kernel("Angle")(lambda input, Tout: np.angle(input).astype(Tout.as_numpy_dtype))  # noqa: A002
-register_kernel("Conj")(lambda input: np.conj(input))  # noqa: A002
+register_kernel("Angle")(lambda input, Tout: np.angle(input).astype(Tout.as_numpy_dtype))
+register_kernel("Conj")(lambda input: np.conj(input))

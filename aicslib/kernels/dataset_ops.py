@@ -51,7 +51,7 @@ class _IteratorResource:
         if close is not None:
             try:
                 close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
 
 

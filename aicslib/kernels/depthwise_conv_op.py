@@ -104,20 +104,20 @@ def depthwise_conv2d_backprop_filter(x, dy, filter_shape, strides=(1, 1), paddin
 # ----------------------------------------------------------------------------
 
 @register_kernel("DepthwiseConv2dNative", type_constraint=_FLOAT)
-def _depthwise_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
+def _depthwise_kernel(input, filter, strides, padding, explicit_paddings, data_format, dilations):
     return run_forward(depthwise_conv2d, "DepthwiseConv2dNative", input, filter, strides, padding,
                        explicit_paddings, data_format, dilations)
 
 
 @register_kernel("DepthwiseConv2dNativeBackpropInput", type_constraint=_FLOAT)
-def _depthwise_bi_kernel(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+def _depthwise_bi_kernel(input_sizes, filter, out_backprop, strides, padding,
                          explicit_paddings, data_format, dilations):
     return run_backprop_input(depthwise_conv2d_backprop_input, "DepthwiseConv2dNativeBackpropInput", input_sizes,
                               filter, out_backprop, strides, padding, explicit_paddings, data_format, dilations)
 
 
 @register_kernel("DepthwiseConv2dNativeBackpropFilter", type_constraint=_FLOAT)
-def _depthwise_bf_kernel(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+def _depthwise_bf_kernel(input, filter_sizes, out_backprop, strides, padding,
                          explicit_paddings, data_format, dilations):
     return run_backprop_filter(depthwise_conv2d_backprop_filter, "DepthwiseConv2dNativeBackpropFilter", input,
                                filter_sizes, out_backprop, strides, padding, explicit_paddings, data_format,

@@ -26,6 +26,6 @@ def _print_v2(inputs, summarize=3, output_stream="stdout", end="\n"):
 
 
 @register_kernel("Print")
-def _print(input, data, message="", summarize=3):  # noqa: A002
+def _print(input, data, message="", summarize=3):
     print(message + "".join("[" + _fmt(v, summarize) + "]" for v in data), file=sys.stderr)
     return input

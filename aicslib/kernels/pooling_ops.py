@@ -271,7 +271,7 @@ def _refuse_depth(k, s, grad_op):
 
 
 @register_kernel("MaxPool", type_constraint={"T": FLOAT})
-def _max_pool_kernel(input, ksize, strides, padding, data_format):  # noqa: A002
+def _max_pool_kernel(input, ksize, strides, padding, data_format):
     x = _nhwc(input, data_format)
     k, s = _pool_dims(ksize, strides, data_format)
     # a stride over channels with a window of one channel changes nothing, as in TF
@@ -325,16 +325,16 @@ def _avg_pool_grad_kernel(orig_input_shape, grad, ksize, strides, padding, data_
 
 
 @register_kernel("MaxPoolWithArgmax", type_constraint={"T": FLOAT, "Targmax": [int32, int64]})
-def _max_pool_with_argmax_kernel(input, ksize, strides, padding, Targmax, include_batch_in_index):  # noqa: A002
+def _max_pool_with_argmax_kernel(input, ksize, strides, padding, Targmax, include_batch_in_index):
     _pool_dims(ksize, strides, "NHWC")
     return max_pool_with_argmax(input, ksize, strides, padding, include_batch_in_index, Targmax.as_numpy_dtype)
 
 
 @register_kernel("MaxPoolGradWithArgmax", type_constraint={"T": FLOAT, "Targmax": [int32, int64]})
-def _max_pool_grad_with_argmax_kernel(input, grad, argmax, include_batch_in_index):  # noqa: A002
+def _max_pool_grad_with_argmax_kernel(input, grad, argmax, include_batch_in_index):
     return max_pool_grad_with_argmax(input, grad, argmax, include_batch_in_index)
 
 
 @register_kernel("MaxPoolGradGradWithArgmax", type_constraint={"T": FLOAT, "Targmax": [int32, int64]})
-def _max_pool_grad_grad_with_argmax_kernel(input, grad, argmax, include_batch_in_index):  # noqa: A002
+def _max_pool_grad_grad_with_argmax_kernel(input, grad, argmax, include_batch_in_index):
     return max_pool_grad_grad_with_argmax(input, grad, argmax, include_batch_in_index)

@@ -37,14 +37,14 @@ def _axes(x, reduction_indices, op):
 
 
 @register_kernel("Sum", type_constraint={"T": NUM})
-def _sum(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _sum(input, reduction_indices, keep_dims=False):
     total = np.sum(input, axis=_axes(input, reduction_indices, "Sum"), keepdims=keep_dims,
                    dtype=_accumulator(input.dtype))
     return np.asarray(total).astype(input.dtype, copy=False)
 
 
 @register_kernel("Mean", type_constraint={"T": NUM})
-def _mean(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _mean(input, reduction_indices, keep_dims=False):
     axes = _axes(input, reduction_indices, "Mean")
     if input.dtype.kind in "iu":  # TF's integer mean truncates
         n = int(np.prod([input.shape[a] for a in axes])) if axes else 1
@@ -54,7 +54,7 @@ def _mean(input, reduction_indices, keep_dims=False):  # noqa: A002
 
 
 @register_kernel("Max", type_constraint={"T": NUM})
-def _max(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _max(input, reduction_indices, keep_dims=False):
     axes = _axes(input, reduction_indices, "Max")
     if input.size == 0:
         return np.full(_reduced_shape(input, axes, keep_dims), -np.inf if input.dtype.kind == "f"
@@ -63,7 +63,7 @@ def _max(input, reduction_indices, keep_dims=False):  # noqa: A002
 
 
 @register_kernel("Min", type_constraint={"T": NUM})
-def _min(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _min(input, reduction_indices, keep_dims=False):
     axes = _axes(input, reduction_indices, "Min")
     if input.size == 0:
         return np.full(_reduced_shape(input, axes, keep_dims), np.inf if input.dtype.kind == "f"
@@ -72,7 +72,7 @@ def _min(input, reduction_indices, keep_dims=False):  # noqa: A002
 
 
 @register_kernel("Prod", type_constraint={"T": NUM})
-def _prod(input, reduction_indices, keep_dims=False):  # noqa: A002
+def _prod(input, reduction_indices, keep_dims=False):
     return np.prod(input, axis=_axes(input, reduction_indices, "Prod"), keepdims=keep_dims, dtype=input.dtype)
 
 
@@ -82,7 +82,7 @@ def _reduced_shape(x, axes, keep):
 
 
 @register_kernel("ArgMax", type_constraint={"T": NUM})
-def _argmax(input, dimension, output_type):  # noqa: A002
+def _argmax(input, dimension, output_type):
     axis = int(dimension)
     if not -input.ndim <= axis < input.ndim:
         raise InvalidArgumentError(None, None, f"Expected dimension in the range [{-input.ndim}, "
@@ -93,7 +93,7 @@ def _argmax(input, dimension, output_type):  # noqa: A002
 
 
 @register_kernel("ArgMin", type_constraint={"T": NUM})
-def _argmin(input, dimension, output_type):  # noqa: A002
+def _argmin(input, dimension, output_type):
     axis = int(dimension)
     if not -input.ndim <= axis < input.ndim:
         raise InvalidArgumentError(None, None, f"Expected dimension in the range [{-input.ndim}, "

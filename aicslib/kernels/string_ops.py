@@ -92,7 +92,7 @@ def _reduce_join(inputs, reduction_indices, keep_dims=False, separator=""):
 
 
 @register_kernel("StringLength")
-def _string_length(input, unit="BYTE"):  # noqa: A002
+def _string_length(input, unit="BYTE"):
     x = np.asarray(input, dtype=object)
     if unit == "UTF8_CHAR":
         # TF counts the bytes that do not continue a UTF-8 sequence (0b10xxxxxx).
@@ -110,7 +110,7 @@ def _utf8_chars(s, where):
 
 
 @register_kernel("Substr")
-def _substr(input, pos, len, unit="BYTE"):  # noqa: A002 - TF's argument names
+def _substr(input, pos, len, unit="BYTE"):
     x = np.asarray(input, dtype=object)
     pos, length = np.asarray(pos), np.asarray(len)
     if pos.shape != length.shape:
@@ -138,7 +138,7 @@ def _substr(input, pos, len, unit="BYTE"):  # noqa: A002 - TF's argument names
 
 
 @register_kernel("StringSplitV2")
-def _string_split_v2(input, sep, maxsplit=-1):  # noqa: A002
+def _string_split_v2(input, sep, maxsplit=-1):
     x = np.asarray(input, dtype=object)
     sep_b = _scalar_bytes(sep, "sep")
     indices, values = [], []
@@ -156,7 +156,7 @@ def _string_split_v2(input, sep, maxsplit=-1):  # noqa: A002
 
 
 @register_kernel("AsString")
-def _as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill=""):  # noqa: A002
+def _as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill=""):
     x = np.asarray(input)
     kind = x.dtype.kind
     if scientific and shortest:
@@ -229,7 +229,7 @@ def _python_rewrite(rewrite):
 
 
 @register_kernel("RegexReplace")
-def _regex_replace(input, pattern, rewrite, replace_global=True):  # noqa: A002
+def _regex_replace(input, pattern, rewrite, replace_global=True):
     pattern_b = _scalar_bytes(pattern, "Pattern")
     rewrite_b = _python_rewrite(_scalar_bytes(rewrite, "Rewrite"))
     try:
@@ -253,12 +253,12 @@ def _case(fn_ascii, fn_text, encoding, x):
 
 
 @register_kernel("StringUpper")
-def _string_upper(input, encoding=""):  # noqa: A002
+def _string_upper(input, encoding=""):
     return _case(bytes.upper, str.upper, encoding, input)
 
 
 @register_kernel("StringLower")
-def _string_lower(input, encoding=""):  # noqa: A002
+def _string_lower(input, encoding=""):
     return _case(bytes.lower, str.lower, encoding, input)
 
 

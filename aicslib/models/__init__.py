@@ -6,6 +6,6 @@
   content and Gram-matrix style losses, the TF1 Session loop and the TF2
   GradientTape loop.
 """
-from . import vgg19, style_transfer  # noqa: F401
+from . import vgg19, style_transfer
 
 __all__ = ["vgg19", "style_transfer"]

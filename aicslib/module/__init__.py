@@ -1,4 +1,4 @@
 """``aics.Module``: variable tracking for TF2-style models (TF's python/module)."""
-from .module import Module  # noqa: F401
+from .module import Module
 
 __all__ = ["Module"]

@@ -27,12 +27,12 @@ AICS_NATIVE_CACHE the cache folder (call ``reset()`` after changing them).
 """
 import ctypes
 
-from .build import (BindingUnavailable, BuildError, CompilerNotFoundError, cache_dir,  # noqa: F401
+from .build import (BindingUnavailable, BuildError, CompilerNotFoundError, cache_dir,
                     find_compiler, source_path)
 from .ctypes_binding import compile_library
 from . import swig_binding
-from .boundary import C_KERNEL, c_function_location, native_call_path  # noqa: F401
-from .gemm import (BINDINGS, available, fallback_reason, load, numpy_sgemm, reset,  # noqa: F401
+from .boundary import C_KERNEL, c_function_location, native_call_path
+from .gemm import (BINDINGS, available, fallback_reason, load, numpy_sgemm, reset,
                    sgemm)
 
 

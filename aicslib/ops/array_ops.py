@@ -12,7 +12,7 @@ from ..framework.common_shapes import range_size, shape_from_constant_input, unc
 from ..framework.op_def import register_op
 from ..framework.strided_slice import strided_slice_spec
 from ..framework.execute import apply_op
-from ..framework.constant_op import constant  # noqa: F401  (aics.constant: TF keeps it in framework too)
+from ..framework.constant_op import constant
 from ..framework.ops import TensorOperators, convert_to_tensor, default_dtype_for
 from ..framework.python_sequences import sequence_to_array
 from ..framework.tensor_shape import TensorShape, as_shape, dimension_value
@@ -393,15 +393,15 @@ def placeholder(dtype, shape=None, name=None):
                     name=name)
 
 
-def placeholder_with_default(input, shape, name=None):  # noqa: A002
+def placeholder_with_default(input, shape, name=None):
     return apply_op("PlaceholderWithDefault", [input], {"shape": as_shape(shape).dims}, name=name)
 
 
-def identity(input, name=None):  # noqa: A002
+def identity(input, name=None):
     return apply_op("Identity", [input], name=name)
 
 
-def stop_gradient(input, name=None):  # noqa: A002
+def stop_gradient(input, name=None):
     """Identity in the forward pass; blocks gradients from flowing to ``input``."""
     return apply_op("StopGradient", [input], name=name)
 
@@ -467,29 +467,29 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     return constant(value, dtype=dtype, name=name or "eye")
 
 
-def zeros_like(input, dtype=None, name=None):  # noqa: A002
+def zeros_like(input, dtype=None, name=None):
     if dtype is not None:
         from .math_ops import cast
         input = cast(input, dtype)
     return apply_op("ZerosLike", [input], name=name)
 
 
-def ones_like(input, dtype=None, name=None):  # noqa: A002
+def ones_like(input, dtype=None, name=None):
     if dtype is not None:
         from .math_ops import cast
         input = cast(input, dtype)
     return apply_op("OnesLike", [input], name=name)
 
 
-def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
+def shape(input, out_type=dtypes.int32, name=None):
     return apply_op("Shape", [input], {"out_type": out_type}, name=name)
 
 
-def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
+def size(input, out_type=dtypes.int32, name=None):
     return apply_op("Size", [input], {"out_type": out_type}, name=name)
 
 
-def rank(input, name=None):  # noqa: A002
+def rank(input, name=None):
     return apply_op("Rank", [input], name=name)
 
 
@@ -541,7 +541,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     return apply_op("Split", [axis, value], {"num_split": int(num_or_size_splits)}, name=name)
 
 
-def slice(input_, begin, size, name=None):  # noqa: A001
+def slice(input_, begin, size, name=None):
     return apply_op("Slice", [input_, np.asarray(begin, dtype=np.int32) if isinstance(begin, (list, tuple)) else begin,
                               np.asarray(size, dtype=np.int32) if isinstance(size, (list, tuple)) else size],
                     name=name)
@@ -561,11 +561,11 @@ def unstack(value, num=None, axis=0, name="unstack"):
     return apply_op("Unpack", [value], {"num": num, "axis": axis}, name=name)
 
 
-def expand_dims(input, axis, name=None):  # noqa: A002
+def expand_dims(input, axis, name=None):
     return apply_op("ExpandDims", [input, axis], name=name)
 
 
-def squeeze(input, axis=None, name=None):  # noqa: A002
+def squeeze(input, axis=None, name=None):
     if axis is None:
         axis = []
     elif isinstance(axis, int):
@@ -573,12 +573,12 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
     return apply_op("Squeeze", [input], {"squeeze_dims": list(axis)}, name=name)
 
 
-def tile(input, multiples, name=None):  # noqa: A002
+def tile(input, multiples, name=None):
     return apply_op("Tile", [input, _shape_arg(multiples) if isinstance(multiples, (list, tuple)) else multiples],
                     name=name)
 
 
-def broadcast_to(input, shape, name=None):  # noqa: A002
+def broadcast_to(input, shape, name=None):
     return apply_op("BroadcastTo", [input, _shape_arg(shape) if isinstance(shape, (list, tuple)) else shape],
                     name=name)
 
@@ -587,7 +587,7 @@ _RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.bfloat16, dt
                  dtypes.float64)
 
 
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+def range(start, limit=None, delta=1, dtype=None, name="range"):
     """TF's range: without ``dtype``, the widest of the arguments' dtypes (int32 < int64 <
     float16 < bfloat16 < float32 < float64), so ``range(0, 1, 0.25)`` is float32."""
     if limit is None:
@@ -669,7 +669,7 @@ register_op("IdentityN").input("input: T").output("output: T").attr("T: list(typ
     .set_shape_fn(lambda ctx: [ctx.input_shape(i) for i in builtins.range(ctx.num_inputs)])
 
 
-def identity_n(input, name=None):  # noqa: A002
+def identity_n(input, name=None):
     return apply_op("IdentityN", [list(input)], name=name)
 
 

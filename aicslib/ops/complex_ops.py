@@ -34,7 +34,7 @@ register_op("Conj").input("input: T").output("output: T").attr(f"T: {_COMPLEX} =
 _COMPLEX_FOR = {dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128}
 
 
-def complex(real, imag, name=None):  # noqa: A001 - TF's name
+def complex(real, imag, name=None):
     """``real + 1j * imag`` element-wise: float32 parts give complex64, float64 complex128."""
     with name_scope(name, "Complex"):
         real = convert_to_tensor(real)
@@ -51,7 +51,7 @@ def _part(op_type, x, name):
     return apply_op(op_type, [x], {"Tout": x.dtype.real_dtype}, name=name)
 
 
-def real(input, name=None):  # noqa: A002
+def real(input, name=None):
     """The real part; a real tensor is returned unchanged, as TF does."""
     x = convert_to_tensor(input)
     if not x.dtype.is_complex:
@@ -59,7 +59,7 @@ def real(input, name=None):  # noqa: A002
     return _part("Real", x, name)
 
 
-def imag(input, name=None):  # noqa: A002
+def imag(input, name=None):
     """The imaginary part; zeros for a real tensor, as TF does."""
     x = convert_to_tensor(input)
     if not x.dtype.is_complex:
@@ -81,7 +81,7 @@ def complex_abs(x, name=None):
     return _part("ComplexAbs", x, name)
 
 
-def angle(input, name=None):  # noqa: A002
+def angle(input, name=None):
     """The argument ``atan2(im, re)``; 0 (or pi for negative numbers) for a real tensor."""
     x = convert_to_tensor(input)
     if not x.dtype.is_complex:

@@ -85,7 +85,7 @@ def enter(data, frame_name, is_constant=False, parallel_iterations=10, name=None
                                       "parallel_iterations": parallel_iterations}, name=name or "Enter")
 
 
-def exit(data, name=None):  # noqa: A001 - TF's name
+def exit(data, name=None):
     return apply_op("Exit", [data], name=name or "Exit")
 
 

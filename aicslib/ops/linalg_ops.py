@@ -27,7 +27,7 @@ register_op("Qr").input("input: T").output("q: T").output("r: T").attr("full_mat
     .attr("T: {double, float, half, complex64, complex128}").set_shape_fn(_qr_shape)
 
 
-def qr(input, full_matrices=False, name=None):  # noqa: A002
+def qr(input, full_matrices=False, name=None):
     """``(q, r)`` with ``input = q @ r``: ``q`` has orthonormal columns, ``r`` is upper triangular
     (over the last two axes; leading axes are a batch)."""
     return apply_op("Qr", [input], {"full_matrices": bool(full_matrices)}, name=name)

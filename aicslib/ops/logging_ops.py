@@ -16,7 +16,7 @@ register_op("Print").input("input: T").input("data: U").output("output: T") \
     .set_shape_fn(lambda ctx: ctx.input_shape(0))
 
 
-def print(*inputs, summarize=3, output_stream=sys.stdout, end="\n", name=None):  # noqa: A001
+def print(*inputs, summarize=3, output_stream=sys.stdout, end="\n", name=None):
     """Prints its inputs when executed (at once eagerly; when run, in a graph).
 
     ``output_stream``: ``sys.stdout``, ``sys.stderr``, or ``"file://PATH"`` to append to a file,
@@ -32,7 +32,7 @@ def print(*inputs, summarize=3, output_stream=sys.stdout, end="\n", name=None): 
                                                "end": end}, name=name)
 
 
-def Print(input_, data, message=None, summarize=3, name=None):  # noqa: N802 - TF1's name
+def Print(input_, data, message=None, summarize=3, name=None):
     """Identity on ``input_`` that prints ``message`` and ``data`` when evaluated (TF1)."""
     return apply_op("Print", [input_, list(data)], {"message": message or "", "summarize": summarize},
                     name=name)

@@ -188,7 +188,7 @@ def floormod(x, y, name=None):
     return apply_op("FloorMod", [x, y], name=name)
 
 
-def pow(x, y, name=None):  # noqa: A001 - TF's name
+def pow(x, y, name=None):
     return apply_op("Pow", [x, y], name=name)
 
 
@@ -252,7 +252,7 @@ negative = _unary("Neg", "-x element-wise.")
 _real_abs = _unary("Abs", "|x| element-wise.")
 
 
-def abs(x, name=None):  # noqa: A001
+def abs(x, name=None):
     """|x| element-wise; for complex x the modulus, a real tensor (TF's ComplexAbs)."""
     if getattr(x, "dtype", None) is not None and x.dtype.is_complex:
         from .complex_ops import complex_abs
@@ -345,11 +345,11 @@ reduce_min = _reduce("Min")
 reduce_prod = _reduce("Prod")
 
 
-def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+def argmax(input, axis=None, output_type=dtypes.int64, name=None):
     return apply_op("ArgMax", [input, 0 if axis is None else axis], {"output_type": output_type}, name=name)
 
 
-def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+def argmin(input, axis=None, output_type=dtypes.int64, name=None):
     return apply_op("ArgMin", [input, 0 if axis is None else axis], {"output_type": output_type}, name=name)
 
 

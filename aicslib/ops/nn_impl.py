@@ -14,7 +14,7 @@ from ..framework.tensor_shape import dimension_value
 from . import array_ops, math_ops
 
 
-def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,  # noqa: A002
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,
                                  name=None):
     with name_scope(name, "LRN"):
         x = convert_to_tensor(input)

@@ -374,7 +374,7 @@ def _check_channels(x, f, what="filter"):
 # ---------------------------------------------------------------------------
 # Python API: convolutions
 
-def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):
     """2-D convolution (``tf.nn.conv2d``, TF2 signature; TF1's is ``aics.compat.v1.nn.conv2d``).
 
     ``input`` is NHWC (or NCHW with ``data_format="NCHW"``), ``filters`` HWIO.
@@ -397,7 +397,7 @@ def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding, 
                     _conv_attrs(dy, f, strides, padding, data_format, dilations), name=name)
 
 
-def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, data_format="NHWC",  # noqa: A002
+def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, data_format="NHWC",
                            dilations=None, name=None):
     """Gradient of conv2d with respect to its filter (``tf.nn.conv2d_backprop_filter``)."""
     x, dy = _same_float(input, out_backprop)
@@ -407,7 +407,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
                     _conv_attrs(x, dy, strides, padding, data_format, dilations), name=name)
 
 
-def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):
     """Depthwise 2-D convolution (``tf.nn.depthwise_conv2d``): filter ``[kh, kw, C, M]``,
     output channel ``c*M + m``. ``strides`` must be ``[1, s, s, 1]``-like (equal), as in TF."""
     data_format = data_format or "NHWC"
@@ -417,7 +417,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     return apply_op("DepthwiseConv2dNative", [x, f], attrs, name=name)
 
 
-def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002
+def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, strides, padding,
                                            data_format="NHWC", dilations=None, name=None):
     f, dy = _same_float(filter, out_backprop)
     return apply_op("DepthwiseConv2dNativeBackpropInput", [np.asarray(input_sizes, np.int32)
@@ -425,7 +425,7 @@ def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, st
                     _conv_attrs(dy, f, strides, padding, data_format, dilations), name=name)
 
 
-def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
+def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, strides, padding,
                                             data_format="NHWC", dilations=None, name=None):
     x, dy = _same_float(input, out_backprop)
     return apply_op("DepthwiseConv2dNativeBackpropFilter", [x, np.asarray(filter_sizes, np.int32)
@@ -433,7 +433,7 @@ def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, s
                     _conv_attrs(x, dy, strides, padding, data_format, dilations), name=name)
 
 
-def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
                      data_format=None, dilations=None, name=None):
     """Depthwise conv followed by a 1x1 conv (``tf.nn.separable_conv2d``)."""
     data_format = data_format or "NHWC"
@@ -532,7 +532,7 @@ def _pool_attrs(ksize, strides, padding, data_format):
             "padding": padding.upper(), "data_format": data_format}
 
 
-def max_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+def max_pool(input, ksize, strides, padding, data_format="NHWC", name=None):
     """Max pooling (``tf.nn.max_pool2d``); SAME padding never selects a padded position."""
     return apply_op("MaxPool", [input], _pool_attrs(ksize, strides, padding, data_format), name=name)
 
@@ -540,7 +540,7 @@ def max_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # 
 max_pool2d = max_pool
 
 
-def avg_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+def avg_pool(input, ksize, strides, padding, data_format="NHWC", name=None):
     """Average pooling; with SAME padding each window averages only its in-image pixels, as TF."""
     return apply_op("AvgPool", [input], _pool_attrs(ksize, strides, padding, data_format), name=name)
 
@@ -548,7 +548,7 @@ def avg_pool(input, ksize, strides, padding, data_format="NHWC", name=None):  # 
 avg_pool2d = avg_pool
 
 
-def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", output_dtype=dtypes.int64,  # noqa: A002
+def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", output_dtype=dtypes.int64,
                          include_batch_in_index=False, name=None):
     """Max pooling that also returns the flat index of each maximum:
     ``(y * width + x) * channels + c`` (plus ``b * height * width * channels``

@@ -132,13 +132,13 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
                     {"keep_dims": bool(keepdims), "separator": _text(separator)}, name=name)
 
 
-def length(input, unit="BYTE", name=None):  # noqa: A002 - TF's argument name
+def length(input, unit="BYTE", name=None):
     """The length of each string in bytes (``unit="BYTE"``) or Unicode characters
     (``unit="UTF8_CHAR"``), as int32."""
     return apply_op("StringLength", [input], {"unit": unit}, name=name)
 
 
-def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002 - TF's argument names
+def substr(input, pos, len, unit="BYTE", name=None):
     """``len`` bytes (or characters) of each string from ``pos`` (negative: from the end).
     A ``pos`` past the end is an InvalidArgumentError, as in TF."""
     pos_t = convert_to_tensor(pos)
@@ -147,7 +147,7 @@ def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002 - TF's argume
                                convert_to_tensor(len, dtype=dtype)], {"unit": unit}, name=name)
 
 
-def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
+def split(input, sep=None, maxsplit=-1, name=None):
     """Splits a scalar string into a 1-D tensor of tokens (``sep=None``: on runs of
     whitespace). TF returns a RaggedTensor for inputs of rank 1 or more; aicslib has no
     RaggedTensor, so those raise NotImplementedError."""
@@ -163,7 +163,7 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
     return values
 
 
-def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="",  # noqa: A002
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="",
               name=None):
     """Numbers to strings, as C's printf: floats ``%f`` (``3.5`` -> ``b"3.500000"``),
     ``shortest`` ``%g``, ``scientific`` ``%e``; ints ``%d``; bools ``true``/``false``."""
@@ -172,30 +172,30 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
                                           "fill": _text(fill)}, name=name)
 
 
-def to_number(input, out_type=dtypes.float32, name=None):  # noqa: A002
+def to_number(input, out_type=dtypes.float32, name=None):
     """Parses each string as a number of ``out_type`` (float32 by default); a string that
     is not one is an InvalidArgumentError naming it."""
     return apply_op("StringToNumber", [input], {"out_type": dtypes.as_dtype(out_type)}, name=name)
 
 
-def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
+def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
     """Replaces matches of the RE2 ``pattern`` with ``rewrite`` (``\\1`` names a group,
     ``\\0`` the whole match); only the first match when ``replace_global=False``."""
     return apply_op("RegexReplace", [input, pattern, rewrite],
                     {"replace_global": bool(replace_global)}, name=name)
 
 
-def upper(input, encoding="", name=None):  # noqa: A002
+def upper(input, encoding="", name=None):
     """Upper case: ASCII letters only, unless ``encoding="utf-8"``."""
     return apply_op("StringUpper", [input], {"encoding": encoding}, name=name)
 
 
-def lower(input, encoding="", name=None):  # noqa: A002
+def lower(input, encoding="", name=None):
     """Lower case: ASCII letters only, unless ``encoding="utf-8"``."""
     return apply_op("StringLower", [input], {"encoding": encoding}, name=name)
 
 
-def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa: A001
+def format(template, inputs, placeholder="{}", summarize=3, name=None):
     """Formats ``inputs`` (a tensor or a list of them) into ``template`` at each
     ``placeholder``, tensors printed as ``tf.print`` does: ``format("x={}", [1, 2])``
     -> ``b"x=[1 2]"``."""

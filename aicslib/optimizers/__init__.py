@@ -5,7 +5,7 @@ update rules; ``schedules`` for learning-rate decay. TF1's optimizers
 (``GradientDescentOptimizer``...) stay in ``aics.train``.
 """
 from ..framework.missing_api import module_getattr
-from . import schedules  # noqa: F401
+from . import schedules
 from .adagrad import Adagrad
 from .adam import Adam
 from .optimizer_v2 import OptimizerV2

@@ -6,7 +6,7 @@ messages); ``CSRMatrix`` for compressed-sparse-row storage and its matmul kernel
 For sparse *training* (pruning masks, RigL) see ``aicslib.sparsity``.
 """
 from ..framework.sparse_tensor import SparseTensor
-from ..ops import sparse_grad as _sparse_grad  # noqa: F401  (registers the sparse gradients)
+from ..ops import sparse_grad as _sparse_grad
 from ..ops.sparse_ops import from_dense, reorder, sparse_dense_matmul, to_dense
 from .csr import CSRMatrix
 

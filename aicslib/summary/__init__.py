@@ -23,7 +23,7 @@ import numpy as np
 from ..framework import summary_proto
 from ..framework.ops import Tensor
 from .event_file_writer import EventFileWriter, event_pb2
-from .record_writer import read_records  # noqa: F401
+from .record_writer import read_records
 
 _state = threading.local()
 _global = {"step": None}
@@ -253,7 +253,7 @@ def trace_export(name, step=None, profiler_outdir=None):
     _trace["on"] = False
 
 
-class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
+class experimental:
     @staticmethod
     def set_step(step):
         _global["step"] = step

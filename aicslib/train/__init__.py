@@ -6,8 +6,8 @@ Optimizers follow TensorFlow 1.x exactly (names, defaults, update rules):
 ``minimize = compute_gradients + apply_gradients`` and works in a graph (it
 returns a train op) and eagerly (it updates the variables at once).
 """
-from ..ops import training_ops as _training_ops  # noqa: F401  (op definitions)
-from ..ops import data_flow_ops as _data_flow_ops  # noqa: F401  (queue ops)
+from ..ops import training_ops as _training_ops
+from ..ops import data_flow_ops as _data_flow_ops
 from ..ops.data_flow_ops import FIFOQueue, QueueBase, RandomShuffleQueue
 from .coordinator import Coordinator, LooperThread
 from .queue_runner_impl import QueueRunner, add_queue_runner, start_queue_runners
@@ -15,7 +15,7 @@ from .input import batch, shuffle_batch
 from .saver import (CheckpointState, Saver, checkpoint_exists, get_checkpoint_state,
                     latest_checkpoint, list_variables, load_checkpoint, load_variable)
 from .checkpoint import Checkpoint, CheckpointLoadStatus
-from .checkpoint_management import CheckpointManager  # noqa: F401,E402
+from .checkpoint_management import CheckpointManager
 from .optimizer import Optimizer
 from .gradient_descent import GradientDescentOptimizer
 from .momentum import MomentumOptimizer

@@ -215,7 +215,7 @@ def read_checkpoint(prefix):
                 values[name] = _read_entry(zf, data_path, name, entry)
     except errors.OpError:
         raise
-    except Exception as e:  # noqa: BLE001 - zipfile.BadZipFile, ValueError, OSError, zlib.error
+    except Exception as e:
         raise DataLossError(None, None, f"Checkpoint {prefix!r}: cannot read {data_path!r} "
                                         f"({type(e).__name__}: {str(e)[:200]}).") from None
     return values, index

@@ -82,7 +82,7 @@ class Coordinator:
         """Context manager: an exception inside requests a stop (and is reported)."""
         try:
             yield
-        except BaseException:  # noqa: BLE001 - reported through join()
+        except BaseException:
             self.request_stop(ex=sys.exc_info())
 
     def wait_for_stop(self, timeout=None):

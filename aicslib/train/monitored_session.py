@@ -292,7 +292,7 @@ class SingularMonitoredSession(_MonitoredSession):
         return self._tf_sess
 
 
-def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None,  # noqa: N802
+def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None,
                              hooks=None, chief_only_hooks=None, save_checkpoint_secs=USE_DEFAULT,
                              save_summaries_steps=USE_DEFAULT, save_summaries_secs=USE_DEFAULT,
                              config=None, stop_grace_period_secs=120, log_step_count_steps=100,

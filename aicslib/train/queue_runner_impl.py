@@ -75,10 +75,10 @@ class QueueRunner:
                         if self._runs_per_session[sess] == 0:
                             try:
                                 sess.run(self._close_op)
-                            except Exception:  # noqa: BLE001 - the session may be closed
+                            except Exception:
                                 pass
                     return
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             if coord:
                 coord.request_stop(e)
             else:
@@ -93,14 +93,14 @@ class QueueRunner:
                 if last:
                     try:
                         sess.run(self._close_op)
-                    except Exception:  # noqa: BLE001 - closing a closed session is fine
+                    except Exception:
                         pass
 
     def _close_on_stop(self, sess, cancel_op, coord):
         coord.wait_for_stop()
         try:
             sess.run(cancel_op)
-        except Exception:  # noqa: BLE001 - the session may be closed already
+        except Exception:
             pass
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):

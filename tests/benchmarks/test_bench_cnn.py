@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import bench_cnn  # noqa: E402
+import bench_cnn
 
 
 def numpy_loss(weights, x, y):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import mnist_numpy_mlp as mlp  # noqa: E402
+import mnist_numpy_mlp as mlp
 
 
 def _loss(params, x, y):

@@ -43,15 +43,15 @@ def test_top_level_names_fall_through_to_aicslib():
 
 def test_missing_name_says_not_implemented_with_hint():
     with pytest.raises(AttributeError, match="not implemented in aicslib.*tf.contrib was removed"):
-        tf.contrib  # noqa: B018
+        tf.contrib
     with pytest.raises(AttributeError) as ei:
-        aics.reduce_summ  # noqa: B018
+        aics.reduce_summ
     assert "not implemented in aicslib" in str(ei.value) and "'reduce_sum'" in str(ei.value)
     with pytest.raises(AttributeError) as ei:
-        aics._unsupportd  # noqa: B018  (no "did you mean" to a private name)
+        aics._unsupportd
     assert "_unsupported" not in str(ei.value)
     with pytest.raises(AttributeError, match="not implemented in aicslib"):
-        tf.nn.ctc_loss  # noqa: B018  (rnn_cell exists now: tests/ops/test_rnn.py)
+        tf.nn.ctc_loss
     assert not hasattr(tf, "no_such_thing_at_all")
 
 
@@ -60,7 +60,7 @@ def test_summary_resolves_lazily_or_says_missing():
         import aicslib.summary.v1 as summary_v1
     except ModuleNotFoundError:
         with pytest.raises(AttributeError, match="compat.v1.summary is not implemented"):
-            tf.summary  # noqa: B018
+            tf.summary
     else:
         assert tf.summary is summary_v1
 

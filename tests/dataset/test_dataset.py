@@ -305,7 +305,7 @@ def test_iterator_from_structure_switches_datasets():
         with pytest.raises(TypeError, match="Expected output types"):
             it.make_initializer(Dataset.from_tensor_slices(np.ones(2, np.float32)))
         with pytest.raises(ValueError, match="does not have an initializer"):
-            train.make_one_shot_iterator().initializer  # noqa: B018
+            train.make_one_shot_iterator().initializer
 
 
 def test_dataset_from_graph_constants_is_one_shot():

@@ -22,7 +22,7 @@ def _start(fn, *args):
     def run():
         try:
             box["result"] = fn(*args)
-        except BaseException as e:  # noqa: BLE001 - reported to the test
+        except BaseException as e:
             box["error"] = e
 
     t = threading.Thread(target=run, daemon=True)
@@ -402,7 +402,7 @@ def test_stress_many_producers_and_consumers(make):
                 else:
                     q.enqueue_many((ids, payload), timeout=T)
                 i += k
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
 
     def consumer(c):
@@ -421,7 +421,7 @@ def test_stress_many_producers_and_consumers(make):
                     return
                 assert np.array_equal(payload[:, 0], ids) and np.array_equal(payload[:, 1], -ids)
                 out.extend(ids.tolist())
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
 
     producers = [threading.Thread(target=producer, args=(p,), daemon=True)

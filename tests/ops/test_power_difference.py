@@ -22,7 +22,7 @@ def register_power_difference():
         .attr("T: {half, float, double}").set_shape_fn(broadcast_binary_op_shape)
 
     @aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float16, aics.float32, aics.float64]})
-    def _power_difference(x, y, pow):  # noqa: A002 - the lab's argument name
+    def _power_difference(x, y, pow):
         return np.power(np.subtract(x, y), pow).astype(x.dtype, copy=False)
 
     @aics.RegisterGradient(OP)
@@ -242,10 +242,10 @@ class TestCleanup:
         assert float(aics.raw_ops.PowerDifference(**args)) == 4.0  # warms the dispatch caches
         aics.kernel_registry.unregister(OP)
         try:
-            aics.register_kernel(OP)(lambda x, y, pow: np.asarray(-1.0, x.dtype))  # noqa: A006
+            aics.register_kernel(OP)(lambda x, y, pow: np.asarray(-1.0, x.dtype))
             assert float(aics.raw_ops.PowerDifference(**args)) == -1.0
         finally:
             aics.kernel_registry.unregister(OP)
             aics.register_kernel(OP, type_constraint={"T": [aics.float16, aics.float32, aics.float64]})(
-                lambda x, y, pow: np.power(np.subtract(x, y), pow).astype(x.dtype, copy=False))  # noqa: A006
+                lambda x, y, pow: np.power(np.subtract(x, y), pow).astype(x.dtype, copy=False))
         assert float(aics.raw_ops.PowerDifference(**args)) == 4.0

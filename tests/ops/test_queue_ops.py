@@ -95,7 +95,7 @@ def test_session_close_cancels_blocked_dequeue():
         def consume():
             try:
                 sess.run(deq)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 box["e"] = e
         t = threading.Thread(target=consume, daemon=True)
         t.start()

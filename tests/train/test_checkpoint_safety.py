@@ -55,7 +55,7 @@ def _run_in_child(fn):
         code = 0
         try:
             fn()
-        except BaseException:   # noqa: BLE001 - report any failure as a nonzero exit
+        except BaseException:
             code = 3
         os._exit(code)
     _, status = os.waitpid(pid, 0)

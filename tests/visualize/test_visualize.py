@@ -3,10 +3,10 @@ import matplotlib
 
 matplotlib.use("Agg")  # tests only; notebooks keep the inline backend
 
-import pytest  # noqa: E402
+import pytest
 
-import aicslib as aics  # noqa: E402
-from aicslib.visualize import (DEVICE_COLORS, UNNEEDED_COLOR, draw_graph, graph_layout,  # noqa: E402
+import aicslib as aics
+from aicslib.visualize import (DEVICE_COLORS, UNNEEDED_COLOR, draw_graph, graph_layout,
                                needed_ops, node_styles, op_depths, plot_timeline, timeline_rows)
 
 

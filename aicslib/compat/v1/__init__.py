@@ -12,29 +12,29 @@ AttributeError saying it is not implemented in aicslib.
 import importlib as _importlib
 
 from ...framework import tensor_shape as _tensor_shape
-from ...framework.context import (disable_eager_execution, enable_eager_execution,  # noqa: F401
+from ...framework.context import (disable_eager_execution, enable_eager_execution,
                                   executing_eagerly)
 from ...framework.missing_api import module_getattr as _module_getattr
 from ...framework.ops import GraphKeys as _GraphKeysV2
 from ...framework import session as _session
-from ...framework.session import InteractiveSession, Session, get_default_session  # noqa: F401
-from ...framework.tensor_shape import Dimension, dimension_value  # noqa: F401
-from ...framework.tensor_shape import disable_v2_tensorshape, enable_v2_tensorshape  # noqa: F401
-from ...ops.array_ops import placeholder, placeholder_with_default  # noqa: F401
-from ...ops.random_ops import (get_seed, random_normal, random_uniform, set_random_seed,  # noqa: F401
+from ...framework.session import InteractiveSession, Session, get_default_session
+from ...framework.tensor_shape import Dimension, dimension_value
+from ...framework.tensor_shape import disable_v2_tensorshape, enable_v2_tensorshape
+from ...ops.array_ops import placeholder, placeholder_with_default
+from ...ops.random_ops import (get_seed, random_normal, random_uniform, set_random_seed,
                                truncated_normal)
-from ...ops.variable_scope import (AUTO_REUSE, VariableScope, get_variable,  # noqa: F401
+from ...ops.variable_scope import (AUTO_REUSE, VariableScope, get_variable,
                                    get_variable_scope, no_regularizer, variable_scope)
-from ...ops.variables import (Variable, global_variables, global_variables_initializer,  # noqa: F401
+from ...ops.variables import (Variable, global_variables, global_variables_initializer,
                               local_variables, local_variables_initializer, trainable_variables,
                               variables_initializer)
-from ...version import VERSION as __version__  # noqa: F401,E402  (tf.__version__)
-from .signatures import arg_max, arg_min  # noqa: F401,E402  (TF1's deprecated spellings)
-from .signatures import (argmax, argmin, count_nonzero, div, expand_dims, norm,  # noqa: F401
+from ...version import VERSION as __version__
+from .signatures import arg_max, arg_min
+from .signatures import (argmax, argmin, count_nonzero, div, expand_dims, norm,
                          reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean,
                          reduce_min, reduce_prod, reduce_sum, squeeze, to_double, to_float,
                          to_int32, to_int64)
-from . import app, flags, gfile, layers, logging, losses, math, metrics, nn, train  # noqa: F401
+from . import app, flags, gfile, layers, logging, losses, math, metrics, nn, train
 
 try:
     image = _importlib.import_module(".image", __name__)

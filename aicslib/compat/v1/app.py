@@ -2,7 +2,7 @@
 import sys
 
 from ...framework.missing_api import module_getattr
-from . import flags  # noqa: F401  (tf.app.flags)
+from . import flags
 
 __getattr__ = module_getattr(__name__)
 

@@ -1,5 +1,5 @@
 """``tf.compat.v1.data``: ``aics.data`` with the TF1 iterator functions."""
-from ...data import *  # noqa: F401,F403
+from ...data import *  # noqa: F403
 from ...data import __all__ as _data_all
 from ...framework.missing_api import module_getattr
 

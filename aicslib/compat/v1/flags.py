@@ -17,7 +17,7 @@ class Error(Exception):
 
 
 class _Flag:
-    def __init__(self, name, default, help, parser, kind):  # noqa: A002
+    def __init__(self, name, default, help, parser, kind):
         self.name, self.default, self.help, self.parser, self.kind = name, default, help, parser, kind
         self.value = default
         self.present = False
@@ -120,7 +120,7 @@ def _parse_bool(s):
 
 
 def _definer(parser, kind):
-    def define(name, default, help=None, flag_values=FLAGS, **unused):  # noqa: A002
+    def define(name, default, help=None, flag_values=FLAGS, **unused):
         flag_values._define(_Flag(name, default if default is None or kind == "bool" and
                                   isinstance(default, bool) else parser(default) if isinstance(default, str)
                                   else default, help, parser, kind))
@@ -134,7 +134,7 @@ DEFINE_boolean = _definer(_parse_bool, "bool")
 DEFINE_bool = DEFINE_boolean
 
 
-def DEFINE_enum(name, default, enum_values, help=None, flag_values=FLAGS, **unused):  # noqa: A002,N802
+def DEFINE_enum(name, default, enum_values, help=None, flag_values=FLAGS, **unused):
     def parse(s):
         if s not in enum_values:
             raise ValueError(f"value should be one of <{'|'.join(enum_values)}>")
@@ -142,7 +142,7 @@ def DEFINE_enum(name, default, enum_values, help=None, flag_values=FLAGS, **unus
     flag_values._define(_Flag(name, default, help, parse, "enum"))
 
 
-def DEFINE_list(name, default, help=None, flag_values=FLAGS, **unused):  # noqa: A002,N802
+def DEFINE_list(name, default, help=None, flag_values=FLAGS, **unused):
     def parse(s):
         return [p for p in s.split(",") if p] if isinstance(s, str) else list(s)
     flag_values._define(_Flag(name, parse(default) if default is not None else None, help, parse, "list"))

@@ -10,9 +10,9 @@ uses ``(i + 0.5) * in/out - 0.5`` (``half_pixel_centers=True`` here). See the
 docstrings of each function for the three conventions.
 """
 from ...framework.missing_api import module_getattr
-from ...ops.image_metrics import total_variation  # noqa: F401
-from ...ops.image_ops_v1 import ResizeMethodV1 as ResizeMethod  # noqa: F401  (ints 0-3, as TF1)
-from ...ops.image_ops_v1 import resize_images  # noqa: F401
+from ...ops.image_metrics import total_variation
+from ...ops.image_ops_v1 import ResizeMethodV1 as ResizeMethod
+from ...ops.image_ops_v1 import resize_images
 from ...ops.image_ops import (  # noqa: F401
     adjust_brightness, adjust_contrast, adjust_hue, adjust_saturation, central_crop,
     convert_image_dtype, crop_to_bounding_box, decode_image, decode_jpeg, decode_png, flip_left_right,

@@ -9,22 +9,22 @@ an atrous ``rate``, ``conv2d_transpose`` ``value``/``filter``; each also accepts
 the TF2 name, and both at once is an error, as in TF.
 """
 from ...framework.missing_api import module_getattr
-from ...nn import *  # noqa: F401,F403
+from ...nn import *  # noqa: F403
 from ...nn import __all__ as _nn_all
 from .signatures import (dropout, log_softmax, softmax, softmax_cross_entropy_with_logits,  # noqa: F401
                          sparse_softmax_cross_entropy_with_logits)
 from ...ops.nn_ops import softmax_cross_entropy_with_logits as softmax_cross_entropy_with_logits_v2  # noqa: F401
-from ...ops.embedding_ops import embedding_lookup  # noqa: F401  (TF1 signature: partition_strategy)
-from ...ops.nn_impl import in_top_k, l2_normalize, local_response_normalization, lrn  # noqa: F401
-from ...ops.rnn import (bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn,  # noqa: F401
+from ...ops.embedding_ops import embedding_lookup
+from ...ops.nn_impl import in_top_k, l2_normalize, local_response_normalization, lrn
+from ...ops.rnn import (bidirectional_dynamic_rnn, dynamic_rnn, static_bidirectional_rnn,
                         static_rnn)
-from . import rnn_cell  # noqa: F401,E402  (tf.compat.v1.nn.rnn_cell.BasicLSTMCell, ...)
+from . import rnn_cell
 from .signatures import deprecated_argument_lookup
 
 
 def _pool_v1(fn):
     def pool(value=None, ksize=None, strides=None, padding=None, data_format="NHWC", name=None,
-             input=None):  # noqa: A002
+             input=None):
         value = deprecated_argument_lookup("input", input, "value", value)
         return fn(value, ksize, strides, padding, data_format=data_format, name=name)
     pool.__name__ = fn.__name__
@@ -42,7 +42,7 @@ avg_pool = _pool_v1(_nn_ops().avg_pool)
 avg_pool2d = avg_pool
 
 
-def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002
+def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,
            data_format="NHWC", dilations=(1, 1, 1, 1), name=None, filters=None):
     """TF1 ``conv2d``: the kernel is ``filter`` (TF2 ``filters``); ``use_cudnn_on_gpu`` is ignored
     (aicslib runs on the CPU)."""
@@ -61,14 +61,14 @@ def _rate_dilations(rate, dilations):
     return [1, r[0], r[1], 1]
 
 
-def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data_format=None,  # noqa: A002
+def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data_format=None,
                      dilations=None):
     """TF1 ``depthwise_conv2d``: ``rate`` is the atrous (dilation) rate ``[rh, rw]``."""
     return _nn_ops().depthwise_conv2d(input, filter, strides, padding, data_format=data_format,
                                       dilations=_rate_dilations(rate, dilations), name=name)
 
 
-def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, rate=None,  # noqa: A002
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, rate=None,
                      name=None, data_format=None, dilations=None):
     """TF1 ``separable_conv2d``: ``rate`` is the depthwise step's atrous rate."""
     return _nn_ops().separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
@@ -76,8 +76,8 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
                                       dilations=_rate_dilations(rate, dilations), name=name)
 
 
-def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, padding="SAME",  # noqa: A002
-                     data_format="NHWC", name=None, input=None, filters=None, dilations=None):  # noqa: A002
+def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, padding="SAME",
+                     data_format="NHWC", name=None, input=None, filters=None, dilations=None):
     """TF1 ``conv2d_transpose``: ``value`` and ``filter`` are TF2's ``input`` and ``filters``."""
     from ... import nn
     value = deprecated_argument_lookup("input", input, "value", value)

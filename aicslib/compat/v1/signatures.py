@@ -43,7 +43,7 @@ reduce_logsumexp = _reduce_v1(_math.reduce_logsumexp)
 
 
 def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
-                  reduction_indices=None, keep_dims=None, input=None):  # noqa: A002
+                  reduction_indices=None, keep_dims=None, input=None):
     """TF1 ``count_nonzero``: ``input`` is the new name of ``input_tensor``, as the axis/keepdims pairs."""
     input_tensor = deprecated_argument_lookup("input", input, "input_tensor", input_tensor)
     axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
@@ -51,34 +51,34 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
     return _math.count_nonzero(input_tensor, axis=axis, keepdims=keepdims, dtype=dtype, name=name)
 
 
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):  # noqa: A002
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):
     """TF1 ``norm``: ``keep_dims`` is the old name of ``keepdims``."""
     keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
     return _linalg.norm(tensor, ord=ord, axis=axis, keepdims=keepdims, name=name)
 
 
-def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):
     """TF1 ``argmax``: ``dimension`` is the old name of ``axis``."""
     axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return math_ops.argmax(input, axis=axis, output_type=output_type, name=name)
 
 
-def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):
     axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
     return math_ops.argmin(input, axis=axis, output_type=output_type, name=name)
 
 
-def arg_max(input, dimension, name=None, output_type=dtypes.int64):  # noqa: A002
+def arg_max(input, dimension, name=None, output_type=dtypes.int64):
     """TF1's deprecated ``tf.arg_max(input, dimension)``: ``argmax`` along ``dimension``."""
     return math_ops.argmax(input, axis=dimension, output_type=output_type, name=name)
 
 
-def arg_min(input, dimension, name=None, output_type=dtypes.int64):  # noqa: A002
+def arg_min(input, dimension, name=None, output_type=dtypes.int64):
     """TF1's deprecated ``tf.arg_min(input, dimension)``: ``argmin`` along ``dimension``."""
     return math_ops.argmin(input, axis=dimension, output_type=output_type, name=name)
 
 
-def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
+def expand_dims(input, axis=None, name=None, dim=None):
     """TF1 ``expand_dims``: ``dim`` is the old name of ``axis``."""
     axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     if axis is None:
@@ -86,7 +86,7 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
     return array_ops.expand_dims(input, axis, name=name)
 
 
-def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+def squeeze(input, axis=None, name=None, squeeze_dims=None):
     axis = deprecated_argument_lookup("axis", axis, "squeeze_dims", squeeze_dims)
     return array_ops.squeeze(input, axis, name=name)
 

@@ -4,10 +4,10 @@ Everything in ``aics.train`` plus the TF1 learning-rate decay functions
 (``exponential_decay``, ``piecewise_constant``, ...).
 """
 from ...framework.missing_api import module_getattr
-from ...train import *  # noqa: F401,F403
+from ...train import *  # noqa: F403
 from ...train import __all__ as _train_all
-from ...summary.v1 import summary_iterator  # noqa: F401  (tf.compat.v1.train.summary_iterator)
-from ...train.learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: F401
+from ...summary.v1 import summary_iterator
+from ...train.learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay,
                                           natural_exp_decay, piecewise_constant, polynomial_decay)
 
 

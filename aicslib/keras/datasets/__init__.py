@@ -1,4 +1,4 @@
 """``tf.keras.datasets``: data sets shipped with the workbook (``data/``), never downloaded."""
-from . import mnist  # noqa: F401
+from . import mnist
 
 __all__ = ["mnist"]

@@ -223,11 +223,11 @@ class LossScaleOptimizer:
         # Slots and non-slot variables (Adam's beta powers) are created outside the cond,
         # as Keras creates all weights before its cond (LossScaleOptimizer._create_all_weights):
         # a variable's initializer must not live in a branch.
-        opt._create_slots(var_list)  # noqa: SLF001 - the inner optimizer's own hook
+        opt._create_slots(var_list)
         # The inner optimizer caches its hyperparameter constants per graph; the ones made
         # inside the branch carry the branch's pivot and are dead when the step is skipped, so
         # they must not be reused by a train op built later outside this cond.
-        cache = getattr(opt, "_hyper_cache", {})  # noqa: SLF001 - absent: nothing to forget
+        cache = getattr(opt, "_hyper_cache", {})
         cached_before = set(cache)
 
         def apply_fn():

@@ -1,4 +1,4 @@
 """``tf.keras.preprocessing``: sequence padding and a simple text tokenizer."""
-from . import sequence, text  # noqa: F401
+from . import sequence, text
 
 __all__ = ["sequence", "text"]
