@@ -2,7 +2,8 @@
 
 ``dir/<student_id>/<NN-topic>.ipynb`` are the notebooks students handed in (names unchanged; a
 missing notebook scores zero). For each student, nbgrader restores the locked and hidden tests
-from the instructor notebooks, runs every notebook in a fresh kernel and records the scores;
+from the instructor notebooks, runs every notebook in a fresh kernel up to its last graded cell
+(what comes after cannot change a score) and records the scores;
 students are graded in parallel, one nbgrader process each, with a progress line per notebook.
 
 The quick setting (``AICS_FAST=1``) is the default: it runs the same code, including every graded
@@ -74,15 +75,30 @@ def prepare_course(course_dir, db_path, notebooks):
     run(_nbgrader(course_dir, db_path, "generate_assignment", ASSIGNMENT, "--force"))
 
 
+def graded_part(nb):
+    """The notebook up to its last nbgrader cell: what comes after (plots, longer training, widgets
+    that use the exercises' results) cannot change a score, so grading does not run it."""
+    marked = [i for i, cell in enumerate(nb.cells) if cell.get("metadata", {}).get("nbgrader")]
+    if marked:
+        nb.cells = nb.cells[:marked[-1] + 1]
+    return nb
+
+
 def collect(submissions, course_dir, students):
-    """Copies each student's notebooks into submitted/<student>/workbook/ (replacing an earlier copy)."""
+    """Copies the graded part of each student's notebooks into submitted/<student>/workbook/
+    (replacing an earlier copy)."""
     for sid in students:
         dest = course_dir / "submitted" / sid / ASSIGNMENT
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        for nb in sorted((submissions / sid).glob("*.ipynb")):
-            shutil.copy(nb, dest / nb.name)
+        for path in sorted((submissions / sid).glob("*.ipynb")):
+            try:
+                nb = graded_part(nbformat.read(path, as_version=4))
+            except ValueError:  # not JSON or not a notebook: nbgrader reports it as it stands
+                shutil.copy(path, dest / path.name)
+                continue
+            atomic_write_string_to_file(str(dest / path.name), nbformat.writes(nb))
 
 
 class Progress:
