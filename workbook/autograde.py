@@ -216,9 +216,10 @@ def timed_out_cells(course_dir, students):
     for sid in students:
         for path in sorted((course_dir / "autograded" / sid / ASSIGNMENT).glob("*.ipynb")):
             for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
-                for out in cell.get("outputs", []):
-                    if out.get("output_type") == "error" and out.get("ename") in TIMEOUT_ERRORS:
-                        found.append((sid, path.stem, i, cell.metadata.get("nbgrader", {}).get("grade_id", "")))
+                # an interrupted cell can carry both nbgrader's timeout error and the KeyboardInterrupt
+                if any(out.get("output_type") == "error" and out.get("ename") in TIMEOUT_ERRORS
+                       for out in cell.get("outputs", [])):
+                    found.append((sid, path.stem, i, cell.metadata.get("nbgrader", {}).get("grade_id", "")))
     return found
 
 
