@@ -223,9 +223,29 @@ def timed_out_cells(course_dir, students):
     return found
 
 
-def export(db_path, grades_dir):
-    """grades_by_exercise.csv (a row per student, a column per graded exercise, the total) and
-    grades.csv (nbgrader's export columns: totals per student), both from the gradebook."""
+LEADERBOARD = re.compile(r"^\[leaderboard\] (.+?) = ([-+0-9.eE]+)", re.M)   # workbook.grading.leaderboard
+
+
+def leaderboard_figures(course_dir):
+    """{student: {"notebook: name": value}} from what the graded notebooks printed with
+    ``workbook.grading.leaderboard`` (the last value printed under each name)."""
+    figures = {}
+    for path in sorted((course_dir / "autograded").glob(f"*/{ASSIGNMENT}/*.ipynb")):
+        sid = path.parent.parent.name
+        for cell in nbformat.read(path, as_version=4).cells:
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "stream" and out.get("name") == "stdout":
+                    for name, value in LEADERBOARD.findall(out.get("text", "")):
+                        figures.setdefault(sid, {})[f"{path.stem}: {name}"] = float(value)
+    return figures
+
+
+def export(db_path, grades_dir, figures=None):
+    """grades_by_exercise.csv (a row per student, a column per graded exercise, the total, then a
+    column per leaderboard figure), grades.csv (nbgrader's export columns: totals per student),
+    both from the gradebook, and leaderboard.csv (students ranked by each figure, highest first)."""
+    figures = figures or {}
+    boards = sorted({name for per in figures.values() for name in per})
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{db_path}") as gb:
@@ -245,15 +265,25 @@ def export(db_path, grades_dir):
     by_exercise, totals = io.StringIO(), io.StringIO()
     writer = csv.writer(by_exercise)
     writer.writerow(["student_id"] + [f"{nb}/{cell} (max {points:g})" for nb, cell, points in columns] +
-                    [f"total (max {max_total:g})"])
+                    [f"total (max {max_total:g})"] + [f"leaderboard: {name}" for name in boards])
     total_writer = csv.writer(totals)
     total_writer.writerow(["assignment", "student_id", "last_name", "first_name", "email", "score", "max_score"])
     for sid, last_name, first_name, email, total, scores in rows:
         values = [scores.get((nb, cell)) for nb, cell, _ in columns]
-        writer.writerow([sid] + ["" if v is None else f"{v:g}" for v in values] + [f"{sum(v or 0 for v in values):g}"])
+        writer.writerow([sid] + ["" if v is None else f"{v:g}" for v in values] + [f"{sum(v or 0 for v in values):g}"]
+                        + [f"{figures[sid][b]:g}" if b in figures.get(sid, {}) else "" for b in boards])
         total_writer.writerow([ASSIGNMENT, sid, last_name, first_name, email, f"{total:g}", f"{max_total:g}"])
     atomic_write_string_to_file(str(grades_dir / "grades_by_exercise.csv"), by_exercise.getvalue())
     atomic_write_string_to_file(str(grades_dir / "grades.csv"), totals.getvalue())
+    if boards:
+        ranking = io.StringIO()
+        rank_writer = csv.writer(ranking)
+        rank_writer.writerow(["figure", "rank", "student_id", "value"])
+        for name in boards:
+            ranked = sorted(((per[name], sid) for sid, per in figures.items() if name in per), reverse=True)
+            for rank, (value, sid) in enumerate(ranked, 1):
+                rank_writer.writerow([name, rank, sid, f"{value:g}"])
+        atomic_write_string_to_file(str(grades_dir / "leaderboard.csv"), ranking.getvalue())
 
 
 def copy_feedback(course_dir, grades_dir, students):
@@ -318,11 +348,13 @@ def main(argv=None):
         what = f"exercise test {grade_id!r}" if grade_id else "a cell"
         print(f"{sid}: {nb}, code cell {index} ({what}) did not finish within the cell timeout: "
               f"interrupted, scored zero", flush=True)
-    export(db_path, grades_dir)
+    figures = leaderboard_figures(course_dir)
+    export(db_path, grades_dir, figures)
     copy_feedback(course_dir, grades_dir, students)
     print(f"graded in {time.monotonic() - progress.t0:.0f} s. Written:\n"
           f"  {grades_dir / 'grades_by_exercise.csv'}   a row per student, a column per exercise\n"
           f"  {grades_dir / 'grades.csv'}   the total per student\n"
+          + (f"  {grades_dir / 'leaderboard.csv'}   students ranked by each measured figure\n" if figures else "") +
           f"  {grades_dir / 'feedback'}/<student_id>/<NN-topic>.html   feedback for each student\n"
           f"  {db_path}   the gradebook (kept: grading a student again updates their rows)")
     return 0

@@ -218,3 +218,15 @@ def python_lines(fn, *args, **kwargs):
     finally:
         sys.settrace(previous)
     return result, count
+
+
+LEADERBOARD_MARK = "[leaderboard]"
+
+
+def leaderboard(name, value, unit=""):
+    """Prints a measured figure (a speedup, say) that ``make autograde`` gathers into a column of
+    grades_by_exercise.csv and a ranking, grades/leaderboard.csv. It is not a score."""
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"leaderboard({name!r}): the value must be a finite number, got {value}")
+    print(f"{LEADERBOARD_MARK} {name} = {value:.6g}{unit}")

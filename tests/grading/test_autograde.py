@@ -83,8 +83,10 @@ def graded(tmp_path_factory):
     # `wrong` fixes the answer; only that student is graded again.
     nbformat.write(instructor, subs / "wrong" / CHAPTER.name)
     again_out, _ = autograde(subs, grades, notebooks, student="wrong")
+    with open(grades / "leaderboard.csv", newline="") as f:
+        board = list(csv.DictReader(f))
     return dict(tmp=tmp, grades=grades, out=out, seconds=seconds, first=first, totals=totals, again=by_exercise(grades),
-                again_out=again_out,
+                again_out=again_out, board=board,
                 columns=[(sol, test, pts) for nb, sol, test, pts in exercises([notebooks / CHAPTER.name])])
 
 
@@ -142,3 +144,14 @@ def test_regrading_one_student_updates_only_that_row(graded):
         assert _column(again["wrong"], test_id) == points
     assert {k: v for k, v in again.items() if k != "wrong"} == {k: v for k, v in first.items() if k != "wrong"}
     assert "reference:" not in graded["again_out"]
+
+
+def test_leaderboard_figures_become_a_column_and_a_ranking(graded):
+    column = "leaderboard: 90-mini-chapter: square_sum(1, 2, 3)"
+    first = graded["first"]
+    # what each student's own answer printed: the reference 14, the wrong answer (sum)^2 = 36;
+    # an unanswered exercise prints nothing
+    assert (first["reference"][column], first["wrong"][column], first["untouched"][column]) == ("14", "36", "")
+    # after the regrade both print 14; the ranking keeps every student who printed a figure
+    assert sorted((r["student_id"], r["value"]) for r in graded["board"]) == [("reference", "14"), ("wrong", "14")]
+    assert sorted(r["rank"] for r in graded["board"]) == ["1", "2"]
