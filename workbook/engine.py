@@ -17,6 +17,8 @@ import contextlib
 import importlib.util
 import pathlib
 
+import numpy as np
+
 import aicslib as aics
 import aicslib.compat.v1 as tf1
 
@@ -90,5 +92,15 @@ def compare_engines(name, **parts):
     print(f"{name}: {'':{width}s} {'library':>12s} {'yours':>12s}")
     for key in reference:
         a, b = reference[key], mine.get(key)
-        print(f"  {key:{width}s} {a:12.6g} {b if b is None else format(b, '12.6g')}")
+        if np.ndim(a) == 0:
+            print(f"  {key:{width}s} {_number(a)} {_number(b)}")
+            continue
+        a, b = np.ravel(a), (None if b is None else np.ravel(b))   # a list of values: one line each
+        for i, value in enumerate(a):
+            theirs = None if b is None or i >= b.size else b[i]
+            print(f"  {f'{key}[{i}]':{width + 4}s} {_number(value)} {_number(theirs)}")
     return reference, mine
+
+
+def _number(v):
+    return f"{'missing':>12s}" if v is None else f"{float(v):12.6g}"

@@ -60,3 +60,15 @@ def test_unknown_program_and_optimizer_names_are_refused():
         with student_engine(optimizers={"NoSuchOptimizer": object}):
             pass
     assert "tf1_mnist_softmax" in program_names()
+
+
+def test_compare_engines_prints_a_list_result_value_by_value(monkeypatch, capsys):
+    import workbook.engine as engine
+
+    results = iter([{"loss": 2.5, "losses": [3.0, 2.0]}, {"loss": 2.5, "losses": [3.0]}])
+    monkeypatch.setattr(engine, "run_program", lambda name, *a: next(results))
+    engine.compare_engines("fake_program")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["loss", "2.5", "2.5"]
+    assert lines[2].split() == ["losses[0]", "3", "3"]
+    assert lines[3].split() == ["losses[1]", "2", "missing"]
