@@ -419,7 +419,7 @@ for a in ["direct", "winograd", "auto"]:
 # | 1. 读属性、检查参数 | 构造函数里 `GetAttr("strides")`、`GetAttr("padding")`、`GetAttr("data_format")`；`ComputeConv2DDimension` 检查 `input.dims()==4`、`in_depth == filter.dim_size(2)`（不等时报 `InvalidArgument`，信息里有两个形状） | `aicslib/ops/nn_ops.py` 的 `_conv2d_shape`（建图时）与 `conv_2d.conv_geometry`（运行时），错误变成 `InvalidArgumentError` |
 # | 2. 计算输出尺寸 | `GetWindowedOutputSizeVerbose(input_rows, filter_rows, dilation, stride, padding, &out_rows, &pad_top, &pad_bottom)` | `framework/kernel_shape_util.py` 的 `get_windowed_output_size`（同名同规则：SAME/VALID/EXPLICIT） |
 # | 3. 分配输出 | `context->allocate_output(0, out_shape, &output)` | `np.empty((N, Ho, Wo, K))` |
-# | 4. 选算法 | `LaunchConv2DOp<CPUDevice>`：1x1 卷积或卷积核覆盖整张图时直接 `MatMulConvFunctor`（一次 GEMM）；`LaunchDeepConvOp` 是 TensorFlow 自带的 CPU Winograd（`deep_conv2d.cc`，只在环境变量 `TF_USE_DEEP_CONV2D=1` 时启用，默认关闭）；否则 Eigen 的 `SpatialConvolution`（im2col + 张量缩并 = GEMM）。编译时打开 `TENSORFLOW_USE_LIBXSMM_CONVOLUTIONS` 还有一条 libxsmm 路径（题目里引用的代码就带着它）。自 TF 2.9 起，x86 Linux 的官方包默认走 oneDNN 的卷积（`_MklConv2D`，由图改写换上），上面这些是关掉 oneDNN（`TF_ENABLE_ONEDNN_OPTS=0`）时的路径；GPU 上交给 cuDNN 自己挑算法（包括 Winograd、FFT） | 加速层的 `conv_forward.conv2d` + `conv_policy.choose_conv2d_algorithm`：1x1 步长 1 直接 GEMM；3x3 步长 1 且通道、tile 够多时 Winograd；否则 im2col + GEMM。参考 kernel `kernels/conv_ops.py` 只有 im2col + GEMM（和教学用的直接循环） |
+# | 4. 选算法 | `Compute` 先试 `LaunchDeepConvOp`：这是 TensorFlow 自带的 CPU Winograd（`deep_conv2d.cc` 的 `DeepConv2D`，用 `WinogradTransform`；只用于 NHWC、3x3、步长 1，按它的代价模型比直接卷积省时才用，而且只在环境变量 `TF_USE_DEEP_CONV2D=1` 时启用，默认关闭）；不用时进 `LaunchConv2DOp<CPUDevice>`：1x1、步长 1 的卷积，或 VALID 且卷积核和输入一样大时，直接 `MatMulConvFunctor`（一次 GEMM）；否则 Eigen 的 `SpatialConvolution`（im2col + 张量缩并 = GEMM）。编译时打开 `TENSORFLOW_USE_LIBXSMM_CONVOLUTIONS` 时，`Compute` 在这一切之前还先试一条 libxsmm 路径 `LaunchXsmmConvOp`（题目里引用的代码就带着它）。自 TF 2.9 起，x86 Linux 的官方包默认走 oneDNN 的卷积（`_MklConv2D`，由图改写换上），上面这些是关掉 oneDNN（`TF_ENABLE_ONEDNN_OPTS=0`）时的路径；GPU 上交给 cuDNN 自己挑算法（包括 Winograd、FFT） | 加速层的 `conv_forward.conv2d` + `conv_policy.choose_conv2d_algorithm`：1x1 步长 1 直接 GEMM；3x3 步长 1 且通道、tile 够多时 Winograd；否则 im2col + GEMM。参考 kernel `kernels/conv_ops.py` 只有 im2col + GEMM（和教学用的直接循环） |
 # | 5. 注册 kernel | `REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_CPU).TypeConstraint<float>("T"), Conv2DOp<CPUDevice, float>)`；同一算子的多个 kernel 靠 `.Priority(n)` 分先后 | 参考 kernel：`kernels/conv_ops.py` 里的 `@register_kernel("Conv2D", ...)`；加速层：`accel/conv_kernels.py` 里的 `@register_fast_kernel("Conv2D", ...)`，即优先级为 1 的同一注册 |
 #
 # 下面直接从活的注册表里找到这些代码：
@@ -742,4 +742,5 @@ np.testing.assert_allclose(yours_run["losses"], library_run["losses"], rtol=1e-5
 #   `Conv2DBackpropInput` 和 `Conv2DBackpropFilter` 两个算子，它们彼此又互为梯度。
 # * NHWC 与 NCHW 只是内存排列不同，结果必须一致；哪种快取决于 kernel 按哪种布局写。
 # * TensorFlow 的 `Conv2DOp::Compute`：检查参数 → `GetWindowedOutputSizeVerbose` 算输出尺寸 → 分配输出 → 按情况调 GEMM、
-#   Eigen `SpatialConvolution` 或 cuDNN；aicslib 在同样的位置有同样的步骤。
+#   Eigen `SpatialConvolution`（默认关闭的 `DeepConv2D` Winograd、编译时选用的 libxsmm 之外）；x86 Linux 的官方包自 TF 2.9 起
+#   默认换成 oneDNN 的卷积，GPU 上是 cuDNN；aicslib 在同样的位置有同样的步骤。
