@@ -205,9 +205,14 @@ assert rel < 1e-4
 # 步长为 1 时，输入梯度本身又是一次卷积（卷积核旋转 180° 并交换输入、输出通道），所以也能用 Winograd；
 # 卷积核梯度也能：前向的每一步对 $W$ 都是线性的，把 Winograd 反过来走，$\partial L/\partial U[p]=V[p]^T\,(A\,\partial Y A^T)[p]$，
 # 再乘 $G^T$ 变回 3x3（`conv2d_backprop_filter_winograd`，F(2x2) 或 F(4x4)）。
+#
+# 下面只打印 aicslib 这两个函数的签名和说明：函数体正是第 8 节实验要你自己写的，写完再去对照 `aicslib/kernels/` 里的源码。
 
 # %%
-print(inspect.getsource(cgi.conv2d_backprop_input_gemm).split(chr(34) * 3)[-1][:1400])
+# only the signatures and docstrings here: the bodies are what the lab in section 8 asks you to write
+for fn in (cgi.conv2d_backprop_input_gemm, cgf.conv2d_backprop_filter_gemm):
+    doc = "\n".join("    " + line for line in inspect.getdoc(fn).splitlines())
+    print(f"{fn.__module__}.{fn.__name__}{inspect.signature(fn)}\n{doc}\n")
 
 # %%
 xs = rng.standard_normal((2, 8, 8, 3))
@@ -740,6 +745,8 @@ np.testing.assert_allclose(yours_run["losses"], library_run["losses"], rtol=1e-5
 #   变换本身要花时间，所以只在 3x3、步长 1、通道数和像素数都够多时才划算——这就是 `choose_conv2d_algorithm` 的规则。
 # * 反向传播同样是 GEMM：卷积核梯度 = im2col 后一次 GEMM，输入梯度 = 一次 GEMM 后 col2im 累加；`Conv2D` 的梯度函数就是
 #   `Conv2DBackpropInput` 和 `Conv2DBackpropFilter` 两个算子，它们彼此又互为梯度。
+# * 第 8 节的实验里这三样（im2col、卷积核梯度、输入梯度）都是你写的：包成 kernel，用 `workbook.engine.student_engine`
+#   放到注册表最上面，一个 TF1 程序就在你的卷积上训练，每步的损失由上面的单元格和库的并排打印。
 # * NHWC 与 NCHW 只是内存排列不同，结果必须一致；哪种快取决于 kernel 按哪种布局写。
 # * TensorFlow 的 `Conv2DOp::Compute`：检查参数 → `GetWindowedOutputSizeVerbose` 算输出尺寸 → 分配输出 → 按情况调 GEMM、
 #   Eigen `SpatialConvolution`（默认关闭的 `DeepConv2D` Winograd、编译时选用的 libxsmm 之外）；x86 Linux 的官方包自 TF 2.9 起
