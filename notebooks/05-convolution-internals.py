@@ -20,10 +20,11 @@
 # 4. 把反向传播写成 GEMM：输入梯度 = GEMM + col2im，卷积核梯度 = im2col + GEMM，并与自动求导 (autograd) 对照；
 # 5. 比较 NHWC（TensorFlow）与 NCHW（Caffe）两种数据布局 (data layout) 的内存排列与速度；
 # 6. 对照 TensorFlow 的 `Conv2DOp::Compute` 与 `aicslib` 的对应代码；
-# 7. 练习：自己算出输出尺寸和 SAME/VALID/显式填充 (padding)，实现 im2col，并通过锁定的测试。
+# 7. 实验（第 8 节）：自己算出输出尺寸和 SAME/VALID 填充，实现 im2col、卷积核梯度 (GEMM) 和输入梯度 (GEMM + col2im)，
+#    再把它们装进引擎，让一个 TF1 的 CNN 程序用你的卷积训练。
 #
-# **运行时间**：完整设置下在笔记本电脑上全部运行约 15 秒（第 6 节的算法计时最长，有进度条）。
-# **练习**（自动评分，3 分）在第 8 节；没做完也能一直运行到底（练习后面用到 im2col 的单元格在练习通过之前用参考实现）。
+# **实验**（自动评分，4 个练习共 12 分）在第 8 节；没做完也能一直运行到底（实验后面用到你的代码的单元格，在对应练习通过之前用参考实现，并打印说明）。
+# 本章的实测运行时间由下面第一个代码单元格打印；第 6 节的算法计时最长，有进度条。
 #
 # 代码分两层，和 TensorFlow 一样“算子定义、kernel、加速库”各归各处：
 # * `aicslib/kernels/` 是可读的参考实现 (reference kernel)，按 TensorFlow 的分法每种算法一个函数：前向在 `conv_ops.py`，
@@ -50,12 +51,13 @@ from aicslib.kernels import conv_ops as co
 from aicslib.kernels import conv_2d as c2d, conv_grad_filter_ops as cgf, conv_grad_input_ops as cgi
 from aicslib.kernels import conv_layout as cl
 from aicslib.accel import c_sgemm, conv_policy, work_sharder
-from workbook import grading
+from workbook import grading, run_times
 
 FAST = flags.FAST   # AICS_FAST=1 (CI): smaller layers and fewer repeats, same code path
 rng = np.random.default_rng(0)
 aics.random.set_seed(0)
 print("AICS_FAST:", FAST, "| threads used by the conv kernels:", work_sharder.NUM_THREADS)
+run_times.show("convolution-internals")
 
 # %% [markdown]
 # ## 1. 直接卷积 (direct convolution)：定义即算法
@@ -203,9 +205,14 @@ assert rel < 1e-4
 # 步长为 1 时，输入梯度本身又是一次卷积（卷积核旋转 180° 并交换输入、输出通道），所以也能用 Winograd；
 # 卷积核梯度也能：前向的每一步对 $W$ 都是线性的，把 Winograd 反过来走，$\partial L/\partial U[p]=V[p]^T\,(A\,\partial Y A^T)[p]$，
 # 再乘 $G^T$ 变回 3x3（`conv2d_backprop_filter_winograd`，F(2x2) 或 F(4x4)）。
+#
+# 下面只打印 aicslib 这两个函数的签名和说明：函数体正是第 8 节实验要你自己写的，写完再去对照 `aicslib/kernels/` 里的源码。
 
 # %%
-print(inspect.getsource(cgi.conv2d_backprop_input_gemm).split(chr(34) * 3)[-1][:1400])
+# only the signatures and docstrings here: the bodies are what the lab in section 8 asks you to write
+for fn in (cgi.conv2d_backprop_input_gemm, cgf.conv2d_backprop_filter_gemm):
+    doc = "\n".join("    " + line for line in inspect.getdoc(fn).splitlines())
+    print(f"{fn.__module__}.{fn.__name__}{inspect.signature(fn)}\n{doc}\n")
 
 # %%
 xs = rng.standard_normal((2, 8, 8, 3))
@@ -417,7 +424,7 @@ for a in ["direct", "winograd", "auto"]:
 # | 1. 读属性、检查参数 | 构造函数里 `GetAttr("strides")`、`GetAttr("padding")`、`GetAttr("data_format")`；`ComputeConv2DDimension` 检查 `input.dims()==4`、`in_depth == filter.dim_size(2)`（不等时报 `InvalidArgument`，信息里有两个形状） | `aicslib/ops/nn_ops.py` 的 `_conv2d_shape`（建图时）与 `conv_2d.conv_geometry`（运行时），错误变成 `InvalidArgumentError` |
 # | 2. 计算输出尺寸 | `GetWindowedOutputSizeVerbose(input_rows, filter_rows, dilation, stride, padding, &out_rows, &pad_top, &pad_bottom)` | `framework/kernel_shape_util.py` 的 `get_windowed_output_size`（同名同规则：SAME/VALID/EXPLICIT） |
 # | 3. 分配输出 | `context->allocate_output(0, out_shape, &output)` | `np.empty((N, Ho, Wo, K))` |
-# | 4. 选算法 | `LaunchConv2DOp<CPUDevice>`：1x1 卷积或卷积核覆盖整张图时直接 `MatMulConvFunctor`（一次 GEMM）；`LaunchDeepConvOp` 是 TensorFlow 自带的 CPU Winograd（`deep_conv2d.cc`，只在环境变量 `TF_USE_DEEP_CONV2D=1` 时启用，默认关闭）；否则 Eigen 的 `SpatialConvolution`（im2col + 张量缩并 = GEMM）。编译时打开 `TENSORFLOW_USE_LIBXSMM_CONVOLUTIONS` 还有一条 libxsmm 路径（题目里引用的代码就带着它）。自 TF 2.9 起，x86 Linux 的官方包默认走 oneDNN 的卷积（`_MklConv2D`，由图改写换上），上面这些是关掉 oneDNN（`TF_ENABLE_ONEDNN_OPTS=0`）时的路径；GPU 上交给 cuDNN 自己挑算法（包括 Winograd、FFT） | 加速层的 `conv_forward.conv2d` + `conv_policy.choose_conv2d_algorithm`：1x1 步长 1 直接 GEMM；3x3 步长 1 且通道、tile 够多时 Winograd；否则 im2col + GEMM。参考 kernel `kernels/conv_ops.py` 只有 im2col + GEMM（和教学用的直接循环） |
+# | 4. 选算法 | `Compute` 先试 `LaunchDeepConvOp`：这是 TensorFlow 自带的 CPU Winograd（`deep_conv2d.cc` 的 `DeepConv2D`，用 `WinogradTransform`；只用于 NHWC、3x3、步长 1，按它的代价模型比直接卷积省时才用，而且只在环境变量 `TF_USE_DEEP_CONV2D=1` 时启用，默认关闭）；不用时进 `LaunchConv2DOp<CPUDevice>`：1x1、步长 1 的卷积，或 VALID 且卷积核和输入一样大时，直接 `MatMulConvFunctor`（一次 GEMM）；否则 Eigen 的 `SpatialConvolution`（im2col + 张量缩并 = GEMM）。编译时打开 `TENSORFLOW_USE_LIBXSMM_CONVOLUTIONS` 时，`Compute` 在这一切之前还先试一条 libxsmm 路径 `LaunchXsmmConvOp`（题目里引用的代码就带着它）。自 TF 2.9 起，x86 Linux 的官方包默认走 oneDNN 的卷积（`_MklConv2D`，由图改写换上），上面这些是关掉 oneDNN（`TF_ENABLE_ONEDNN_OPTS=0`）时的路径；GPU 上交给 cuDNN 自己挑算法（包括 Winograd、FFT） | 加速层的 `conv_forward.conv2d` + `conv_policy.choose_conv2d_algorithm`：1x1 步长 1 直接 GEMM；3x3 步长 1 且通道、tile 够多时 Winograd；否则 im2col + GEMM。参考 kernel `kernels/conv_ops.py` 只有 im2col + GEMM（和教学用的直接循环） |
 # | 5. 注册 kernel | `REGISTER_KERNEL_BUILDER(Name("Conv2D").Device(DEVICE_CPU).TypeConstraint<float>("T"), Conv2DOp<CPUDevice, float>)`；同一算子的多个 kernel 靠 `.Priority(n)` 分先后 | 参考 kernel：`kernels/conv_ops.py` 里的 `@register_kernel("Conv2D", ...)`；加速层：`accel/conv_kernels.py` 里的 `@register_fast_kernel("Conv2D", ...)`，即优先级为 1 的同一注册 |
 #
 # 下面直接从活的注册表里找到这些代码：
@@ -438,16 +445,74 @@ else:
 
 
 # %% [markdown]
-# ## 8. 练习：为给定的填充实现 im2col
+# ## 8. 实验：卷积就是 GEMM，前向、反向都是
+#
+# 第 2、4 节看的是 aicslib 的实现，这一节你自己把它们写出来，最后把你的代码装进引擎 (engine)，让一个真正的 TF1 程序用它训练。
+# 思路只有一条：设 $\mathrm{cols}=\mathrm{im2col}(X)$（每个输出像素一行），前向 $Y=\mathrm{cols}\cdot W$ 是一次 GEMM；
+# 对它求导，$\partial W=\mathrm{cols}^T\,\partial Y$ 又是一次 GEMM；$\partial\,\mathrm{cols}=\partial Y\,W^T$ 也是一次 GEMM，
+# 只是 $\mathrm{cols}$ 的每一行都是输入的一个窗口，所以还要 col2im：把每一行**加回**（scatter-add，窗口重叠时累加）
+# 它读过的那些（补零后的）输入像素，再把补零的边切掉。
+#
+# 四个练习（共 12 分），后一个用前一个：
+#
+# | 练习 | 你写的 | 分 |
+# |---|---|---|
+# | 8.1 `my_conv_output_size` | 一个方向上的输出尺寸与两侧填充（TensorFlow 的 SAME/VALID 规则） | 2 |
+# | 8.2 `my_im2col` | im2col 矩阵（用 8.1） | 3 |
+# | 8.3 `my_conv2d_backprop_filter` | 卷积核梯度 = im2col + 一次 GEMM（即 `Conv2DBackpropFilter`） | 3 |
+# | 8.4 `my_conv2d_backprop_input` | 输入梯度 = 一次 GEMM + col2im（即 `Conv2DBackpropInput`） | 4 |
+#
+# 规则：只用 NumPy。可以在 $k_h\times k_w$ 个抽头 (tap) 上循环，不要在像素上写 Python 循环（测试会数你的代码执行了多少行 Python）；
+# 调用 aicslib 自己的卷积工具（`get_windowed_output_size`、`im2col_view`、`pad_nhwc`、`conv2d_backprop_*` 等）或
+# `workbook.references` 里的参考实现不得分。测试把你的结果和按定义逐像素求和的循环（brute force）比较，步长 1–3、奇偶尺寸、
+# SAME 和 VALID 都有，还和 aicslib 的 `Conv2DBackpropInput`/`Conv2DBackpropFilter` 算子比较。
+#
+# ### 8.1 输出尺寸与填充
+#
+# `my_conv_output_size(n, k, stride, padding)` 对一个方向（高或宽）返回 `(out, before, after)`：输出尺寸、前面（上/左）和后面（下/右）的填充。
+# `padding` 是 `"SAME"`、`"VALID"` 或显式的 `(before, after)`。`SAME`、`VALID` 按第 1 节写出的 TensorFlow 规则
+# （`GetWindowedOutputSizeVerbose`，空洞为 1）：总填充为奇数时，多出的一个像素补在**后面**；总填充不会是负数。
+# 显式填充时 $\text{out}=\lfloor (n+\text{before}+\text{after}-k)/s\rfloor+1$。
+
+# %% nbgrader={"grade": false, "grade_id": "my_conv_output_size", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_conv_output_size(n, k, stride, padding):
+    """(out, before, after) of one spatial dimension of size n, window k: TensorFlow's rule."""
+    ### BEGIN SOLUTION
+    if padding == "VALID":
+        return -(-(n - k + 1) // stride), 0, 0
+    if padding == "SAME":
+        out = -(-n // stride)                                    # ceil(n / stride)
+        total = max((out - 1) * stride + k - n, 0)
+        return out, total // 2, total - total // 2              # the odd pixel goes after
+    before, after = padding
+    return (n + before + after - k) // stride + 1, before, after
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_conv_output_size_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): my_conv_output_size against TensorFlow's rule (workbook.references.im2col, which
+# the unit tests compare with aicslib's get_windowed_output_size) for strides 1-3, odd and even sizes.
+from workbook.references import conv_lab as _lab
+
+with grading.exercise("my_conv_output_size"):
+    for _args in [(7, 3, 1, "SAME"), (8, 3, 2, "SAME"), (7, 3, 2, "SAME"), (6, 2, 1, "SAME"), (9, 3, 3, "SAME"),
+                  (7, 3, 2, "VALID"), (8, 3, 3, "VALID"), (5, 3, 1, (2, 0))]:
+        _lab.check_output_size(my_conv_output_size, *_args)
+    ### BEGIN HIDDEN TESTS
+    for _stride in (1, 2, 3, 4):
+        for _k in (1, 2, 3, 4, 5):
+            for _n in range(_k, 13):
+                for _pad in ("SAME", "VALID", (1, 2), (0, 0)):
+                    _lab.check_output_size(my_conv_output_size, _n, _k, _stride, _pad)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.2 im2col
 #
 # 实现 `my_im2col(x, kh, kw, stride, padding)`：输入 NHWC 的 `x`，返回形状为 $(N H_o W_o)\times(k_h k_w C)$ 的 im2col 矩阵
 # （dtype 与 `x` 相同），行按 $(n, o_h, o_w)$ 排列，列按 $(i, j, c)$ 排列（与 HWIO 卷积核 `reshape(-1, K)` 的行顺序一致）。
-# `padding` 可以是 `"SAME"`、`"VALID"` 或显式的 `[(top, bottom), (left, right)]`，`stride` 是高、宽两个方向共同的步长，可以是任意正整数。
-#
-# 输出尺寸和四个方向的填充要你自己算（本节要练的正是这条规则）：`SAME`、`VALID` 按第 1 节写出的 TensorFlow 规则
-# （`SAME` 的总填充为奇数时，多出的一个像素补在**后面**：下方、右方；总填充不会是负数）；显式填充时 $H_o=\lfloor (H+\text{top}+\text{bottom}-k_h)/s\rfloor+1$。
-# 补零用 `np.pad`；不要在像素上写 Python 循环（在 $k_h\times k_w$ 个抽头上循环可以；测试会数你的代码执行了多少行 Python）。
-# 其余部分请自己用 NumPy 写：调用 aicslib 自己的 im2col 工具（`im2col_view`、`pad_nhwc`、`conv2d_im2col`、`get_windowed_output_size` 等）不得分。
+# `padding` 是 `"SAME"`、`"VALID"` 或 `[(top, bottom), (left, right)]`，`stride` 是高、宽两个方向共同的步长。
+# 尺寸和填充用你在 8.1 写的 `my_conv_output_size`，补零用 `np.pad`。
 
 # %% nbgrader={"grade": false, "grade_id": "my_im2col", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_im2col(x, kh, kw, stride, padding):
@@ -455,17 +520,8 @@ def my_im2col(x, kh, kw, stride, padding):
     N, H, W, C = x.shape
     ph, pw = (padding, padding) if isinstance(padding, str) else padding   # "SAME", "VALID" or (before, after)
     ### BEGIN SOLUTION
-    def size_and_pads(n, k, pad):
-        if pad == "VALID":
-            return -(-(n - k + 1) // stride), 0, 0
-        if pad == "SAME":
-            out = -(-n // stride)                                # ceil(n / stride)
-            total = max((out - 1) * stride + k - n, 0)
-            return out, total // 2, total - total // 2          # the odd pixel goes after
-        return (n + pad[0] + pad[1] - k) // stride + 1, pad[0], pad[1]
-
-    Ho, pt, pb = size_and_pads(H, kh, ph)
-    Wo, pl, pr = size_and_pads(W, kw, pw)
+    Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+    Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
     xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
     taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
             for i in range(kh) for j in range(kw)]          # each (N, Ho, Wo, C)
@@ -475,109 +531,210 @@ def my_im2col(x, kh, kw, stride, padding):
 
 # %% nbgrader={"grade": true, "grade_id": "my_im2col_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Test cell (locked): my_im2col against the reference im2col of workbook.references.im2col (written
-# independently of aicslib; the cell after this one compares it with aicslib's im2col_view) on SAME, VALID
-# and explicit paddings, strides 1 and 2. Calling aicslib's im2col helpers or the reference fails.
-import traceback as _traceback
-
-from workbook.references import im2col as _im2col_ref
-
-
-def _student_call(call, run, fn, *args):
-    """run(fn, *args); an error raised in the student's code is reported with the student's own lines
-    (not this cell's), the release stub's NotImplementedError passes through as "not answered"."""
-    try:
-        return run(fn, *args)
-    except grading.CheckFailed:
-        raise
-    except Exception as exc:
-        if isinstance(exc, NotImplementedError) and not exc.args:
-            raise
-        own = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == fn.__code__.co_filename]
-        raise grading.CheckFailed(f"{call} raised {type(exc).__name__}: {exc}" + "".join(
-            f"\n    in {f.name}, line {f.lineno}: {(f.line or '').strip()}" for f in own)) from None
-
-
-def _im2col_place(index, Ho, Wo, kw, C):
-    """Which output pixel, tap and channel an (row, column) of the im2col matrix is."""
-    row, col = index
-    n, pixel = divmod(row, Ho * Wo)
-    (oh, ow), (tap, c) = divmod(pixel, Wo), divmod(col, C)
-    i, j = divmod(tap, kw)
-    return f"row {row} is output pixel (n={n}, oh={oh}, ow={ow}); column {col} is tap (i={i}, j={j}), channel {c}"
-
-
-def _im2col_case(shape, k, stride, padding, seed):
-    """Checks my_im2col on one case; returns (the input, the student's matrix)."""
-    kh, kw = k
-    xe = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    call = f"my_im2col(x of shape {shape}, kh={kh}, kw={kw}, stride={stride}, padding={padding!r})"
-    got = _student_call(call, lambda *a: grading.no_library_calls(*a, what="my_im2col"), my_im2col,
-                        xe, kh, kw, stride, padding)
-    expected = _im2col_ref.im2col(xe, kh, kw, stride, padding)
-    Ho, Wo, pads_h, pads_w = _im2col_ref.geometry(shape, kh, kw, stride, padding)
-    grading.check(isinstance(got, np.ndarray), f"{call} returned {type(got).__name__}: return the NumPy matrix")
-    if got.shape != expected.shape:
-        which = ("Ho*Wo (the output size): SAME gives ceil(H/stride) rows of output, VALID ceil((H-kh+1)/stride), "
-                 "explicit (H+top+bottom-kh)//stride + 1; the same for W"
-                 if got.ndim != 2 or got.shape[0] != expected.shape[0] else "the columns: kh*kw*C, one per (tap, channel)")
-        raise grading.CheckFailed(f"{call}: expected shape {expected.shape} = (N*Ho*Wo, kh*kw*C) with Ho={Ho}, "
-                                  f"Wo={Wo}, got {got.shape}. Check {which}.")
-    grading.check(got.dtype == xe.dtype, f"{call}: expected dtype {xe.dtype} (the input's), got {got.dtype}: "
-                                         f"im2col copies values, it does not convert them")
-    differ = np.argwhere(got != expected)
-    hint = None
-    if differ.size:
-        hint = (f"{_im2col_place(tuple(differ[0]), Ho, Wo, kw, shape[3])}; it holds the padded input at row "
-                f"oh*stride+i, column ow*stride+j (here padding top/bottom {pads_h}, left/right {pads_w}: "
-                f"SAME puts the odd pixel after)")
-    grading.check_array(got, expected, call, dtype=xe.dtype, hint=hint)
-    return xe, got
-
-
+# independently of aicslib; the cell after the lab compares it with aicslib's im2col_view) and against
+# the definition, one pixel at a time, on SAME, VALID and explicit paddings, strides 1-3.
 with grading.exercise("my_im2col"):
-    _im2col_case((2, 7, 6, 3), (3, 3), 1, "SAME", 0)
-    _im2col_case((1, 8, 8, 2), (3, 2), 2, "SAME", 1)          # H: 1 padding pixel in all, it goes to the bottom
-    _im2col_case((1, 7, 9, 1), (3, 3), 2, "SAME", 2)
-    _im2col_case((2, 6, 7, 2), (2, 3), 2, "VALID", 3)
-    _im2col_case((1, 5, 5, 1), (3, 3), 1, [(2, 0), (1, 1)], 4)
+    _lab.check_im2col(my_im2col, (2, 7, 6, 3), (3, 3), 1, "SAME", 0)
+    _lab.check_im2col(my_im2col, (1, 8, 8, 2), (3, 2), 2, "SAME", 1)     # H: 1 padding pixel in all, at the bottom
+    _lab.check_im2col(my_im2col, (1, 7, 9, 1), (3, 3), 2, "SAME", 2)
+    _lab.check_im2col(my_im2col, (2, 6, 7, 2), (2, 3), 2, "VALID", 3)
+    _lab.check_im2col(my_im2col, (1, 5, 5, 1), (3, 3), 1, [(2, 0), (1, 1)], 4)
     ### BEGIN HIDDEN TESTS
-    _im2col_case((2, 9, 8, 2), (3, 3), 3, "SAME", 5)
-    _im2col_case((1, 6, 5, 3), (4, 2), 1, "SAME", 6)          # 3 padding rows: 1 on top, 2 below
-    _im2col_case((1, 9, 9, 2), (2, 2), 3, "SAME", 7)          # the window is smaller than the stride: no padding
-    _im2col_case((1, 10, 9, 1), (3, 2), 4, "VALID", 8)
-    _im2col_case((1, 6, 5, 3), (4, 2), 1, [(0, 3), (2, 0)], 9)
-    _im2col_case((1, 5, 5, 1), (5, 5), 1, "VALID", 10)
-    # The rule: no Python loop per output pixel (a loop over the kh*kw taps is fine).
+    _lab.check_im2col(my_im2col, (2, 9, 8, 2), (3, 3), 3, "SAME", 5, brute=True)
+    _lab.check_im2col(my_im2col, (1, 6, 5, 3), (4, 2), 1, "SAME", 6)     # 3 padding rows: 1 on top, 2 below
+    _lab.check_im2col(my_im2col, (1, 9, 9, 2), (2, 2), 3, "SAME", 7)     # the window is smaller than the stride
+    _lab.check_im2col(my_im2col, (1, 10, 9, 1), (3, 2), 3, "VALID", 8, brute=True)
+    _lab.check_im2col(my_im2col, (1, 6, 5, 3), (4, 2), 1, [(0, 3), (2, 0)], 9)
+    _lab.check_im2col(my_im2col, (1, 5, 5, 1), (5, 5), 1, "VALID", 10)
     _big = np.random.default_rng(11).standard_normal((1, 48, 48, 2)).astype(np.float32)
-    _, _lines = _student_call("my_im2col(x of shape (1, 48, 48, 2), 3, 3, 1, 'SAME')", grading.python_lines, my_im2col,
-                              _big, 3, 3, 1, "SAME")
-    grading.check(_lines <= 100 + 10 * 3 * 3,
-                  f"my_im2col ran {_lines} lines of Python for a 48x48 output with a 3x3 window: that is a loop "
-                  f"over output pixels (or rows). Loop over the kh*kw taps at most and slice all pixels at once")
+    _lab.check_no_pixel_loop(my_im2col, (_big, 3, 3, 1, "SAME"), "my_im2col(x of shape (1, 48, 48, 2), 3, 3, 1, 'SAME')", 9)
     ### END HIDDEN TESTS
 
 # %% [markdown]
-# 用 im2col 矩阵做一次带步长的卷积：一次 GEMM 就是整个卷积，结果与 `aics.nn.conv2d` 相同。下面用你的 `my_im2col`
-# （练习还没通过时，用参考实现 `workbook.references.im2col`）：
+# ### 8.3 卷积核梯度：im2col + 一次 GEMM
+#
+# `my_conv2d_backprop_filter(x, dy, filter_shape, stride, padding)`：前向是 `y = conv2d(x, w)`，`dy` 是损失对 `y` 的梯度
+# （形状同 `y`），返回损失对 `w` 的梯度，形状 `filter_shape`（HWIO），dtype 同 `x`。
+# 因为 $Y=\mathrm{cols}\cdot W$，按矩阵乘的求导规则 $\partial W=\mathrm{cols}^T\,\partial Y$（`dy` 摊成 $(N H_o W_o)\times K$）。用你的 `my_im2col`。
+
+# %% nbgrader={"grade": false, "grade_id": "my_conv2d_backprop_filter", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_conv2d_backprop_filter(x, dy, filter_shape, stride, padding):
+    """dL/dw of y = conv2d(x, w, stride, padding), given dy = dL/dy: shape filter_shape (kh, kw, C, K)."""
+    kh, kw, C, K = filter_shape
+    ### BEGIN SOLUTION
+    cols = my_im2col(x, kh, kw, stride, padding)                 # (N*Ho*Wo, kh*kw*C)
+    return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_conv2d_backprop_filter_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): against the sums of the definition (workbook.references.conv_backprop, one output
+# pixel and tap at a time) for strides 1-3, SAME and VALID, odd and even sizes; against aicslib's
+# Conv2DBackpropFilter op.
+with grading.exercise("my_conv2d_backprop_filter"):
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 7, 7, 3), (3, 3), 4, 1, "SAME", 20)
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 8, 8, 2), (3, 3), 3, 2, "SAME", 21)
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 7, 6, 2), (3, 2), 2, 2, "VALID", 22)
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 9, 8, 2), (3, 3), 2, 3, "SAME", 23)
+    ### BEGIN HIDDEN TESTS
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 10, 10, 2), (3, 3), 2, 3, "VALID", 24)
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 6, 5, 3), (4, 2), 2, 1, "SAME", 25)
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 7, 7, 2), (3, 3), 2, 1, [(0, 2), (1, 1)], 26)
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 9, 7, 3), (3, 3), 4, 2, "SAME", 27, against="library")
+    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 11, 10, 2), (2, 3), 3, 3, "VALID", 28, against="library")
+    _big = np.random.default_rng(29).standard_normal((1, 48, 48, 2)).astype(np.float32)
+    _lab.check_no_pixel_loop(my_conv2d_backprop_filter, (_big, np.ones((1, 48, 48, 3), np.float32), (3, 3, 2, 3), 1,
+                                                         "SAME"), "my_conv2d_backprop_filter(x of shape (1, 48, 48, 2), ...)", 9)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.4 输入梯度：一次 GEMM + col2im
+#
+# `my_conv2d_backprop_input(dy, w, x_shape, stride, padding)`：返回损失对 `x` 的梯度，形状 `x_shape`，dtype 同 `dy`。
+# 先一次 GEMM 得到 $\partial\,\mathrm{cols}=\partial Y\,W^T$（$(N H_o W_o)\times(k_h k_w C)$），再 col2im：
+# 建一个补零后大小的全零数组，对每个抽头 $(i,j)$，把 $\partial\,\mathrm{cols}$ 中这一抽头的那块 $(N, H_o, W_o, C)$
+# **加到**（`+=`）它在前向读过的位置——补零后的第 $o_h s+i$ 行、第 $o_w s+j$ 列（一个带步长的切片）；最后切掉填充。
+# 尺寸和填充用 `my_conv_output_size`。
+
+# %% nbgrader={"grade": false, "grade_id": "my_conv2d_backprop_input", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_conv2d_backprop_input(dy, w, x_shape, stride, padding):
+    """dL/dx of y = conv2d(x, w, stride, padding), given dy = dL/dy: shape x_shape (N, H, W, C)."""
+    N, H, W, C = x_shape
+    kh, kw, _, K = w.shape
+    ph, pw = (padding, padding) if isinstance(padding, str) else padding
+    ### BEGIN SOLUTION
+    Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+    Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+    dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+    dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+    for i in range(kh):
+        for j in range(kw):                                       # col2im: scatter-add, one tap at a time
+            dxp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride] += dcols[:, :, :, i, j]
+    return dxp[:, pt:pt + H, pl:pl + W]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_conv2d_backprop_input_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): against the sums of the definition for strides 1-3, SAME and VALID, odd and even
+# sizes (overlapping windows, rows a VALID stride never reads), and against aicslib's Conv2DBackpropInput op.
+with grading.exercise("my_conv2d_backprop_input"):
+    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 7, 7, 3), (3, 3), 4, 1, "SAME", 30)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 8, 8, 2), (3, 3), 3, 2, "SAME", 31)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 7, 6, 2), (3, 2), 2, 2, "VALID", 32)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 9, 8, 2), (3, 3), 2, 3, "SAME", 33)
+    ### BEGIN HIDDEN TESTS
+    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 10, 10, 2), (3, 3), 2, 3, "VALID", 34)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 6, 5, 3), (4, 2), 2, 1, "SAME", 35)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 8, 7, 2), (2, 2), 3, 1, "SAME", 36)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 7, 7, 2), (3, 3), 2, 1, [(0, 2), (1, 1)], 37)
+    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 9, 7, 3), (3, 3), 4, 2, "SAME", 38, against="library")
+    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 11, 10, 2), (2, 3), 3, 3, "VALID", 39, against="library")
+    _lab.check_no_pixel_loop(my_conv2d_backprop_input, (np.ones((1, 48, 48, 3), np.float32),
+                                                        np.ones((3, 3, 2, 3), np.float32), (1, 48, 48, 2), 1, "SAME"),
+                             "my_conv2d_backprop_input(dy of shape (1, 48, 48, 3), ...)", 9)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.5 用你的代码算卷积、求梯度、训练一个 TF1 程序
+#
+# 先在一个带步长的例子上对照：前向（你的 im2col 加一次 GEMM）、两个梯度和 `aics.GradientTape` 的自动求导、按定义的循环比较。
+# 练习还没通过时，这里用 `workbook.references` 里的参考实现（会打印说明）。
 
 # %%
-from workbook.references import im2col as im2col_reference
+from workbook.references import conv_backprop as conv_backprop_reference, im2col as im2col_reference
 
+size_fn = grading.use("my_conv_output_size", my_conv_output_size, im2col_reference.output_size_and_padding)
 im2col_fn = grading.use("my_im2col", my_im2col, im2col_reference.im2col, what="im2col (workbook.references.im2col)")
+grad_filter_fn = grading.use("my_conv2d_backprop_filter", my_conv2d_backprop_filter,
+                             conv_backprop_reference.conv2d_backprop_filter)
+grad_input_fn = grading.use("my_conv2d_backprop_input", my_conv2d_backprop_input,
+                            conv_backprop_reference.conv2d_backprop_input)
+LAB = ("my_conv_output_size", "my_im2col", "my_conv2d_backprop_filter", "my_conv2d_backprop_input")
+yours = "yours" if all(grading.status(name) == "passed" for name in LAB) else "lab code"   # (references in part)
 x_ex = rng.standard_normal((2, 9, 8, 3)).astype(np.float32)
 w_ex = rng.standard_normal((3, 3, 3, 5)).astype(np.float32)
-A_ex = im2col_fn(x_ex, 3, 3, 2, "SAME")
-y_tf = aics.nn.conv2d(x_ex, w_ex, strides=2, padding="SAME").numpy()
-y_ex = (A_ex @ w_ex.reshape(-1, 5)).reshape(y_tf.shape)
-print("im2col matrix:", A_ex.shape, "| output:", y_ex.shape, "| max |im2col GEMM - aics.nn.conv2d| =",
-      float(np.abs(y_ex - y_tf).max()))
-assert np.allclose(y_ex, y_tf, rtol=1e-4, atol=1e-4)
-# the reference itself agrees with the definition (one pixel at a time) and with aicslib's strided view
+xt_ex, wt_ex = aics.constant(x_ex), aics.constant(w_ex)
+with aics.GradientTape() as tape:
+    tape.watch([xt_ex, wt_ex])
+    y_tf = aics.nn.conv2d(xt_ex, wt_ex, strides=2, padding="SAME")
+    dy_ex = rng.standard_normal(y_tf.shape).astype(np.float32)
+    loss_ex = aics.reduce_sum(y_tf * dy_ex)
+gx_ex, gw_ex = [g.numpy() for g in tape.gradient(loss_ex, [xt_ex, wt_ex])]
+y_ex = (im2col_fn(x_ex, 3, 3, 2, "SAME") @ w_ex.reshape(-1, 5)).reshape(y_tf.shape)
+dw_ex = grad_filter_fn(x_ex, dy_ex, w_ex.shape, 2, "SAME")
+dx_ex = grad_input_fn(dy_ex, w_ex, x_ex.shape, 2, "SAME")
+loops = {"forward": conv_backprop_reference.conv2d_brute(x_ex, w_ex, 2, "SAME"),
+         "dw": conv_backprop_reference.conv2d_backprop_filter_brute(x_ex, dy_ex, w_ex.shape, 2, "SAME"),
+         "dx": conv_backprop_reference.conv2d_backprop_input_brute(dy_ex, w_ex, x_ex.shape, 2, "SAME")}
+for name, mine, lib in [("forward", y_ex, y_tf.numpy()), ("dw", dw_ex, gw_ex), ("dx", dx_ex, gx_ex)]:
+    print(f"{name:8s} shape {str(mine.shape):15s} max |{yours} - aicslib| = {np.abs(mine - lib).max():.2e}, "
+          f"max |{yours} - loops| = {np.abs(mine - loops[name]).max():.2e}")
+    assert np.allclose(mine, lib, rtol=1e-4, atol=1e-4) and np.allclose(mine, loops[name], rtol=1e-4, atol=1e-4)
+# the reference itself agrees with aicslib's strided view
 g_ex = c2d.conv_geometry(x_ex.shape, w_ex.shape, (2, 2), "SAME")
 A_view = c2d.im2col_view(c2d.pad_nhwc(x_ex, g_ex["pt"], g_ex["pb"], g_ex["pl"], g_ex["pr"]), 3, 3, g_ex["Ho"], g_ex["Wo"],
                          (2, 2)).reshape(-1, 27)
 assert np.array_equal(im2col_reference.im2col(x_ex, 3, 3, 2, "SAME"), A_view)
-assert np.array_equal(im2col_reference.im2col_brute(x_ex, 3, 3, 2, "SAME"), A_view)
+
+# %% [markdown]
+# 现在把这三个函数包成 kernel：kernel 收到的是算子的输入和 TensorFlow 的属性（`strides=[1, s, s, 1]`、`padding`、
+# `data_format` ……，和第 7 节注册的 kernel 一样），`workbook.engine.student_engine(kernels=...)`
+# （内部就是 `aics.experimental.use_kernel`）在 `with` 块里把它们放在所有注册的 kernel 之上。
+# 然后用两个引擎各跑一次 `tests/tf_programs/tf1_raw_cnn_seeded.py`：一个按 TensorFlow 教程写法的 TF1 CNN
+# （`tf.nn.conv2d` 两层 5x5 SAME、Adam，MNIST 的 32 张图），程序自己检查每步的损失与 TensorFlow 2.21 打印的相同。
+# 一个细节：Session 的图优化（Grappler 的 remapper，第 9 章）会把 `Conv2D + BiasAdd + Relu` 融合成一个 `_FusedConv2D` 节点；
+# 参考的融合 kernel 先调用注册表里 `Conv2D` 的 kernel（`with` 块里就是你的），再加偏置、做 ReLU，所以把它也放到最上面。
+
+# %%
+from aicslib.kernels import conv_ops_fused_impl
+from workbook import engine
+
+kernel_calls = {}
+
+
+def _lab_attrs(op_type, strides, padding, explicit_paddings, data_format, dilations):
+    """TF's attrs -> (stride, padding) as the lab's functions take them (NHWC, one stride, no dilation)."""
+    if data_format != "NHWC" or list(dilations) != [1, 1, 1, 1] or strides[1] != strides[2]:
+        raise NotImplementedError(f"{op_type}: the lab's kernel takes NHWC, equal strides and no dilation")
+    kernel_calls[op_type] = kernel_calls.get(op_type, 0) + 1
+    p = list(explicit_paddings)
+    return strides[1], padding if padding != "EXPLICIT" else [(p[2], p[3]), (p[4], p[5])]
+
+
+def lab_conv2d(input, filter, strides, padding, explicit_paddings, data_format, dilations):
+    s, pad = _lab_attrs("Conv2D", strides, padding, explicit_paddings, data_format, dilations)
+    kh, kw, _, K = filter.shape
+    ph, pw = (pad, pad) if isinstance(pad, str) else pad
+    Ho, Wo = size_fn(input.shape[1], kh, s, ph)[0], size_fn(input.shape[2], kw, s, pw)[0]
+    return (im2col_fn(input, kh, kw, s, pad) @ filter.reshape(-1, K)).reshape(input.shape[0], Ho, Wo, K)
+
+
+def lab_backprop_filter(input, filter_sizes, out_backprop, strides, padding, explicit_paddings, data_format,
+                        dilations):
+    s, pad = _lab_attrs("Conv2DBackpropFilter", strides, padding, explicit_paddings, data_format, dilations)
+    return grad_filter_fn(input, out_backprop, tuple(int(v) for v in np.ravel(filter_sizes)), s, pad)
+
+
+def lab_backprop_input(input_sizes, filter, out_backprop, strides, padding, explicit_paddings, data_format,
+                       dilations):
+    s, pad = _lab_attrs("Conv2DBackpropInput", strides, padding, explicit_paddings, data_format, dilations)
+    return grad_input_fn(out_backprop, filter, tuple(int(v) for v in np.ravel(input_sizes)), s, pad)
+
+
+lab_kernels = {"Conv2D": lab_conv2d, "Conv2DBackpropFilter": lab_backprop_filter,
+               "Conv2DBackpropInput": lab_backprop_input,
+               # Grappler's remapper turns Conv2D+BiasAdd+Relu into _FusedConv2D; the reference fused
+               # kernel runs the registered Conv2D kernel (yours, inside the block), then bias and ReLU
+               "_FusedConv2D": conv_ops_fused_impl._fused_conv2d}
+library_run = engine.run_program("tf1_raw_cnn_seeded")
+yours_run = engine.run_program("tf1_raw_cnn_seeded", engine.student_engine(kernels=lab_kernels))
+print(f"calls into the lab's kernels ({yours}):", kernel_calls)
+print("tf1_raw_cnn_seeded, loss before each Adam step:")
+print(f"  {'step':>4s} {'library':>14s} {'lab kernels':>14s}")
+for step, (a, b) in enumerate(zip(library_run["losses"], yours_run["losses"])):
+    print(f"  {step:4d} {a:14.6f} {b:14.6f}")
+assert set(kernel_calls) == {"Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput"}, "all three must have run"
+np.testing.assert_allclose(yours_run["losses"], library_run["losses"], rtol=1e-5)
 
 # %% [markdown]
 # ## 小结
@@ -590,6 +747,9 @@ assert np.array_equal(im2col_reference.im2col_brute(x_ex, 3, 3, 2, "SAME"), A_vi
 #   变换本身要花时间，所以只在 3x3、步长 1、通道数和像素数都够多时才划算——这就是 `choose_conv2d_algorithm` 的规则。
 # * 反向传播同样是 GEMM：卷积核梯度 = im2col 后一次 GEMM，输入梯度 = 一次 GEMM 后 col2im 累加；`Conv2D` 的梯度函数就是
 #   `Conv2DBackpropInput` 和 `Conv2DBackpropFilter` 两个算子，它们彼此又互为梯度。
+# * 第 8 节的实验里这三样（im2col、卷积核梯度、输入梯度）都是你写的：包成 kernel，用 `workbook.engine.student_engine`
+#   放到注册表最上面，一个 TF1 程序就在你的卷积上训练，每步的损失由上面的单元格和库的并排打印。
 # * NHWC 与 NCHW 只是内存排列不同，结果必须一致；哪种快取决于 kernel 按哪种布局写。
 # * TensorFlow 的 `Conv2DOp::Compute`：检查参数 → `GetWindowedOutputSizeVerbose` 算输出尺寸 → 分配输出 → 按情况调 GEMM、
-#   Eigen `SpatialConvolution` 或 cuDNN；aicslib 在同样的位置有同样的步骤。
+#   Eigen `SpatialConvolution`（默认关闭的 `DeepConv2D` Winograd、编译时选用的 libxsmm 之外）；x86 Linux 的官方包自 TF 2.9 起
+#   默认换成 oneDNN 的卷积，GPU 上是 cuDNN；aicslib 在同样的位置有同样的步骤。
