@@ -22,10 +22,11 @@
 #    读懂环形 allreduce (ring-allreduce) 的两个阶段；
 # 4. 用 alpha-beta 通信模型 (latency-bandwidth model) 把本机的测量外推到 1–64 台机器（**这是模型，不是测量**）；
 # 5. 模型并行 (model parallelism)：把网络的层切到不同设备上，用微批 (micro-batch) 流水线 (GPipe) 减少空泡 (bubble)；
-# 6. 练习：实现 ring-allreduce 的 reduce-scatter 一步。
+# 6. 实验 (lab)：自己写 ring-allreduce——reduce-scatter 与 allgather 的每一步，再写一个 rank 的 MPI 程序，
+#    并在真正的多个 MPI 进程上运行它。
 #
-# **运行时间**：完整设置约 40 秒，`AICS_FAST=1` 约 15 秒（第 5 节会真正启动一个 2 进程的 MPI 作业，约 3 秒）。
-# **练习**（自动评分，3 分）在第 8 节；没做完也能一直运行到底。
+# **运行时间**见下面第一个代码单元的输出（实测；第 5 节和第 8.4 节会真正启动 MPI 作业）。
+# **实验**（自动评分，3 个练习共 10 分）在第 8 节；没做完也能一直运行到底（后面的单元改用参考实现，并会说明）。
 #
 # 代码在 `aicslib/distribute/`（towers、MPI 集合通信、launcher、GPipe、通信模型），多设备执行器在
 # `aicslib/framework/parallel_executor.py`，时间线在 `aicslib/client/timeline.py`（对应 TF 的
@@ -50,8 +51,9 @@ from aicslib.distribute import comm_model, launch, ring, split_batch, average_gr
 from aicslib.distribute import train_data_parallel as dp
 from aicslib.distribute.pipeline import Pipeline, Stage, bubble_fraction, gpipe_schedule
 from aicslib.framework.device import DeviceSpec, session_device_count, visible_device_map
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("distributed-training")   # measured by `make test-full`, not typed
 FAST = flags.FAST   # AICS_FAST=1 (CI): smaller models and fewer repeats, same code path
 rng = np.random.default_rng(0)
 print("AICS_FAST:", FAST, "| CPU cores:", os.cpu_count())
@@ -168,6 +170,32 @@ for a, b in zip(w_single, w_four):
 # 可以在 Chrome 的 `chrome://tracing` 或 <https://ui.perfetto.dev> 里打开，跨设备的数据流画成箭头。
 
 # %%
+def plot_timeline(step_stats, title, legend_ops=8):
+    """Timeline.plot with a node's op type written only on bars wide enough to hold it (no labels
+    printed over each other) and the heaviest op types' colours in a legend."""
+    from matplotlib.patches import Patch
+
+    ax = Timeline(step_stats).plot(label_ops=False)
+    devs = sorted(step_stats.dev_stats, key=lambda d: d.device)
+    nodes = [(lane, ns) for lane, d in enumerate(devs) for ns in d.node_stats]
+    span = max(ns.all_start_micros + ns.all_end_rel_micros for _, ns in nodes)
+    ax.set_xlim(0, span)
+    px_per_us = ax.bbox.width / span
+    for lane, ns in nodes:
+        if ns.all_end_rel_micros * px_per_us > 0.6 * 6 * ax.figure.dpi / 72 * (len(ns.op) + 2):
+            ax.text(ns.all_start_micros + ns.all_end_rel_micros / 2, lane, ns.op, ha="center", va="center",
+                    fontsize=6, clip_on=True)
+    op_types = sorted({ns.op for _, ns in nodes})        # Timeline.plot's colours: tab10 by this order
+    busy = {op: sum(ns.all_end_rel_micros for _, ns in nodes if ns.op == op) for op in op_types}
+    heavy = sorted(op_types, key=busy.get, reverse=True)[:legend_ops]
+    ax.legend([Patch(facecolor=plt.get_cmap("tab10")(op_types.index(op) % 10), edgecolor="black") for op in heavy],
+              heavy, title="op type (longest first)", fontsize=7, title_fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
+    ax.set_ylabel("device")
+    ax.set_title(title, fontsize=10)
+    return ax
+
+
 sess, train_op, (x, y), _ = build_towers(4)
 sess.run(train_op, {x: X_all, y: Y_all})   # warm-up: plans and kernels are built once
 md = aics.RunMetadata()
@@ -181,8 +209,7 @@ with open(trace_path, "w") as f:
 events = json.load(open(trace_path))["traceEvents"]
 print("Chrome trace:", trace_path, "|", sum(e["ph"] == "X" for e in events), "node events,",
       sum(e["ph"] == "s" for e in events), "cross-device arrows")
-ax = tl.plot()
-ax.set_title("4 towers on 4 logical CPU devices: one traced training step")
+plot_timeline(md.step_stats, "4 towers on 4 logical CPU devices: one traced training step")
 plt.tight_layout()
 plt.show()
 assert {d.device for d in md.step_stats.dev_stats} == {f"/device:CPU:{i}" for i in range(4)}
@@ -259,15 +286,17 @@ sim_inputs = [np.full(N_SIM, 10.0 ** r) for r in range(P_SIM)]
 history = []
 sim_out = ring.simulate_ring_allreduce(sim_inputs, history=history)
 assert all(np.array_equal(o, np.sum(sim_inputs, axis=0)) for o in sim_out)
-fig, axes = plt.subplots(1, len(history), figsize=(2.0 * len(history), 2.6), sharey=True)
+fig, axes = plt.subplots(1, len(history), figsize=(2.1 * len(history) + 1, 2.8), sharey=True, layout="constrained")
 for ax, (phase, step, bufs) in zip(axes, history):
     # entry = sum of 10**r over the ranks r added in so far: its decimal digits count them
     counts = np.array([[sum(int(c) for c in str(int(round(v)))) for v in b] for b in bufs])
-    ax.imshow(counts, vmin=1, vmax=P_SIM, cmap="viridis", aspect="auto")
+    im = ax.imshow(counts, vmin=0.5, vmax=P_SIM + 0.5, cmap=plt.get_cmap("viridis", P_SIM), aspect="auto")
     ax.set_title(f"{phase}\nstep {step}", fontsize=8)
-    ax.set_xlabel("element")
+    ax.set_xticks(range(0, N_SIM, 3))
+    ax.set_yticks(range(P_SIM))
+    ax.set_xlabel("element index")
 axes[0].set_ylabel("rank")
-plt.tight_layout()
+fig.colorbar(im, ax=axes, ticks=range(1, P_SIM + 1), label="ranks summed in", shrink=0.9)
 plt.show()
 print("chunks (np.array_split of", N_SIM, "elements over", P_SIM, "ranks):", ring.chunk_bounds(N_SIM, P_SIM))
 
@@ -365,10 +394,15 @@ assert comm_model.speedup(1.0, 0, 8, 0.0, 0.0) == 8.0
 
 # %%
 speedup_out = widgets.Output()
-alpha_slider = widgets.FloatLogSlider(value=20e-6, base=10, min=-7, max=-2, description="alpha (s)")
-bw_slider = widgets.FloatLogSlider(value=10e9, base=10, min=7, max=11, description="bandwidth B/s")
-size_slider = widgets.FloatLogSlider(value=100e6, base=10, min=4, max=10, description="model bytes")
-tc_slider = widgets.FloatLogSlider(value=0.1, base=10, min=-4, max=1, description="T_c (s)")
+_slider = dict(base=10, readout_format=".2g", style={"description_width": "initial"},
+               layout=widgets.Layout(width="520px"))
+alpha_slider = widgets.FloatLogSlider(value=20e-6, min=-7, max=-2, description="latency alpha (seconds per message)",
+                                      **_slider)
+bw_slider = widgets.FloatLogSlider(value=10e9, min=7, max=11, description="bandwidth 1/beta (bytes per second)",
+                                   **_slider)
+size_slider = widgets.FloatLogSlider(value=100e6, min=4, max=10, description="gradient size n (bytes)", **_slider)
+tc_slider = widgets.FloatLogSlider(value=0.1, min=-4, max=1, description="compute time T_c on 1 machine (seconds)",
+                                   **_slider)
 
 
 def draw_speedup(*_):
@@ -380,9 +414,11 @@ def draw_speedup(*_):
         ax.plot(ranks, s, "o-", label="MODEL")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
-        ax.set_xlabel("machines")
-        ax.set_ylabel("modelled speedup")
-        ax.set_title(f"best: {s.max():.1f}x at {ranks[int(np.argmax(s))]} machines", fontsize=9)
+        ax.set_xlabel("machines (ranks)")
+        ax.set_ylabel("modelled speedup T(1)/T(p)")
+        ax.set_title(f"alpha {alpha_slider.value * 1e6:.3g} µs, {bw_slider.value / 1e9:.3g} GB/s, "
+                     f"{size_slider.value / 1e6:.3g} MB, T_c {tc_slider.value * 1e3:.3g} ms\n"
+                     f"best: {s.max():.1f}x at {ranks[int(np.argmax(s))]} machines", fontsize=8)
         ax.legend(fontsize=7)
         plt.tight_layout()
         plt.show()
@@ -415,6 +451,12 @@ for ax, M in zip(axes, [1, 4]):
     ax.set_title(f"M = {M} micro-batch(es): bubble = {bubble_fraction(3, M):.0%} of the time (same total work)",
                  fontsize=9)
 axes[-1].set_xlabel("time (one full batch's forward = 1 unit per stage)")
+from matplotlib.patches import Patch  # noqa: E402 - the legend's entries: phase by shade, micro-batch by colour
+
+fig.legend([Patch(facecolor="lightgray", edgecolor="black"), Patch(facecolor="lightgray", edgecolor="black", alpha=0.55)]
+           + [Patch(facecolor=plt.get_cmap("tab10")(m)) for m in range(4)],
+           ["F = forward (solid)", "B = backward (pale)"] + [f"micro-batch {m}" for m in range(4)],
+           loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
 plt.tight_layout()
 plt.show()
 
@@ -467,8 +509,7 @@ for a, b in zip(ref_out, pipe_out):
     assert np.allclose(a, b, rtol=1e-5, atol=1e-6)
 print("GPipe (3 stages, 4 micro-batches) == unsplit network: loss", float(pipe_out[0]),
       "| max gradient difference", max(float(np.abs(a - b).max()) for a, b in zip(ref_out[1:], pipe_out[1:])))
-ax = Timeline(pipe_md.step_stats).plot(label_ops=False)
-ax.set_title("GPipe, measured: 3 stages on 3 logical devices, 4 micro-batches (gaps = bubbles)")
+plot_timeline(pipe_md.step_stats, "GPipe, measured: 3 stages on 3 logical devices, 4 micro-batches (gaps = bubbles)")
 plt.tight_layout()
 plt.show()
 
@@ -478,15 +519,28 @@ plt.show()
 # 与不切分的网络相等。
 
 # %% [markdown]
-# ## 8. 练习：ring-allreduce 的 reduce-scatter 一步
+# ## 8. 实验 (lab)：自己写 ring-allreduce（3 + 3 + 4 分）
 #
-# 实现 `my_reduce_scatter_step(buffers, step)`：`buffers` 是 $p$ 个一维 NumPy 数组（模拟 $p$ 个 rank 的缓冲区，
-# 长度 $n$ 相同，$n$ 不一定能被 $p$ 整除），**就地 (in place)** 完成第 `step` 步：
-# 每个 rank $r$ 从左邻居 $(r-1) \bmod p$ 收到第 $(r-\text{step}-1) \bmod p$ 块，加到自己的这一块上；这一步里其他块都不变。
-# 块的边界用 `ring.chunk_bounds(n, p)`（与 `np.array_split` 相同）。
-# 注意：同一步里所有消息是**同时**发出的——加上的是左邻居在这一步**之前**的数据。
-# 测试会在**每一步之后**检查每个 rank 的缓冲区是否等于环形算法走完这一步时的状态（不只看最后的结果），
-# 再用你的一步拼出完整的 ring-allreduce，与 NumPy 的求和比较。直接调用 aicslib 自己的 `reduce_scatter_step` 不得分。
+# 回忆第 4 节：$p$ 个 rank 排成环，每个 rank 把自己的数组按 `ring.chunk_bounds(n, p)`（与 `np.array_split` 相同，
+# $n$ 不一定能被 $p$ 整除）切成 $p$ 块。每一步里**所有** rank 同时把一块发给右邻居 $(r+1) \bmod p$、
+# 从左邻居 $(r-1) \bmod p$ 收一块——收到的是左邻居**这一步之前**的数据：
+#
+# | 阶段 | 第 $s$ 步 rank $r$ 发出 | 第 $s$ 步 rank $r$ 收到 | 收到后 | 结束时 |
+# |---|---|---|---|---|
+# | reduce-scatter（$p-1$ 步） | 块 $(r-s) \bmod p$ | 块 $(r-s-1) \bmod p$ | **加**到自己的这一块上 | rank $r$ 持有块 $(r+1) \bmod p$ 的完整和 |
+# | allgather（$p-1$ 步） | 块 $(r+1-s) \bmod p$（已完整） | 块 $(r-s) \bmod p$ | **覆盖**自己的这一块 | 每个 rank 持有所有完整的块 |
+#
+# 实验分三部分：先在一个进程里模拟 $p$ 个 rank（`buffers[r]` 是 rank $r$ 的缓冲区），一步一步地写两个阶段；
+# 再写**一个 rank** 的完整程序，只用 MPI 的点对点消息；最后（8.4）把你的程序放到真正的 MPI 进程上运行。
+# 测试在**每一步之后**检查每个 rank 的缓冲区（或每条消息）是否等于环形算法走到这一步时的状态，
+# 所以在第 0 步就把整个阶段算完是不得分的；直接调用 aicslib 自己的实现（`ring.reduce_scatter_step`、
+# `ring.allgather_step`、`ring.ring_allreduce`）或 MPI 自带的 `Allreduce` 也不得分。
+
+# %% [markdown]
+# ### 8.1 reduce-scatter 的一步（3 分）
+#
+# 实现 `my_reduce_scatter_step(buffers, step)`：**就地 (in place)** 完成第 `step` 步——每个 rank $r$ 把从左邻居收到的
+# 第 $(r-\text{step}-1) \bmod p$ 块加到自己的这一块上；这一步里其他块都不变。
 
 # %% nbgrader={"grade": false, "grade_id": "my_reduce_scatter_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_reduce_scatter_step(buffers, step):
@@ -503,78 +557,135 @@ def my_reduce_scatter_step(buffers, step):
 
 
 # %% nbgrader={"grade": true, "grade_id": "my_reduce_scatter_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Test cell (locked): after every step, every rank's buffer against the ring algorithm's state after that
-# step (workbook.references.ring_allreduce, from the definition, without stepping), then a whole
-# ring-allreduce built on the answer against NumPy's sum. Calling aicslib's own step fails.
-import traceback as _traceback
-
-from workbook.references import ring_allreduce as _ring_ref
-
-
-def _student_call(call, run, fn, *args):
-    """run(fn, *args); an error raised in the student's code is reported with the student's own lines
-    (not this cell's), the release stub's NotImplementedError passes through as "not answered"."""
-    try:
-        return run(fn, *args)
-    except grading.CheckFailed:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever the answer raised is the feedback
-        if isinstance(exc, NotImplementedError) and not exc.args:
-            raise
-        own = [f for f in _traceback.extract_tb(exc.__traceback__) if f.filename == fn.__code__.co_filename]
-        raise grading.CheckFailed(f"{call} raised {type(exc).__name__}: {exc}" + "".join(
-            f"\n    in {f.name}, line {f.lineno}: {(f.line or '').strip()}" for f in own)) from None
-
-
-def _step_hint(p, n, step, rank, got, before, expected):
-    """What the first wrong element of rank's buffer says about the mistake."""
-    i = int(np.flatnonzero(got != expected)[0])
-    c, receives, left = _ring_ref.chunk_of(i, n, p), (rank - step - 1) % p, (rank - 1) % p
-    if c != receives:
-        return (f"element {i} is in chunk {c}, but at step {step} rank {rank} receives only chunk {receives} "
-                f"(from rank {left}); every other chunk of its buffer stays as it was")
-    if got[i] == before[i]:
-        return f"chunk {c} did not change: add rank {left}'s chunk {c} to rank {rank}'s"
-    return (f"chunk {c} is the one rank {rank} receives at step {step}: add rank {left}'s chunk {c} as it was "
-            f"before this step (all messages of a step travel at the same time), once")
-
-
-def _check_steps(p, n, seed):
-    g = np.random.default_rng(seed)
-    arrays = [g.integers(-9, 10, size=n).astype(np.float64) for _ in range(p)]
-    bufs = [a.copy() for a in arrays]
-    originals = list(bufs)
-    for step in range(p - 1):
-        call = f"my_reduce_scatter_step(buffers, step={step}) with p={p} ranks of n={n} elements"
-        before = [b.copy() for b in bufs]
-        _student_call(call, lambda *a: grading.no_library_calls(*a, allowed={"chunk_bounds"},
-                                                                what="my_reduce_scatter_step"),
-                      my_reduce_scatter_step, bufs, step)
-        grading.check(len(bufs) == p and all(b is o for b, o in zip(bufs, originals)),
-                      f"{call}: the list of buffers changed: update each rank's own array in place "
-                      f"(buffers[r][lo:hi] += ...), do not replace it")
-        expected = _ring_ref.reduce_scatter_state(arrays, step + 1)
-        for rank in range(p):
-            hint = None
-            if bufs[rank].shape == expected[rank].shape and not np.array_equal(bufs[rank], expected[rank]):
-                hint = _step_hint(p, n, step, rank, bufs[rank], before[rank], expected[rank])
-            inputs = f" (the ranks' inputs: {[a.tolist() for a in arrays]})" if p * n <= 40 else ""
-            grading.check_array(bufs[rank], expected[rank], f"{call}: rank {rank}'s buffer after step {step}{inputs}",
-                                hint=hint)
-    full = _student_call(f"ring.simulate_ring_allreduce(arrays of p={p} ranks, reduce_scatter=my_reduce_scatter_step)",
-                         lambda fn, a: ring.simulate_ring_allreduce(a, reduce_scatter=fn), my_reduce_scatter_step, arrays)
-    for rank in range(p):
-        grading.check_array(full[rank], np.sum(arrays, axis=0), f"ring-allreduce with your step (p={p}, n={n}): "
-                            f"rank {rank}'s result", hint="after reduce-scatter and allgather every rank holds the sum")
-
+# Test cell (locked): after every step, every rank's buffer against the ring algorithm's state after
+# that step (workbook/references/ring_allreduce.py, from the definition, without stepping), then a
+# whole ring-allreduce built on the answer against NumPy's sum. Calling aicslib's own step fails.
+from workbook.references import ring_checks as _ring_checks
 
 with grading.exercise("my_reduce_scatter_step"):
     for _p, _n in [(2, 4), (3, 7), (4, 10)]:
-        _check_steps(_p, _n, _p * 100 + _n)
+        _ring_checks.check_step_function(my_reduce_scatter_step, "reduce-scatter", _p, _n, _p * 100 + _n,
+                                         "my_reduce_scatter_step")
     ### BEGIN HIDDEN TESTS
     for _p, _n in [(1, 5), (5, 3), (6, 23), (3, 0), (7, 50)]:
-        _check_steps(_p, _n, _p * 100 + _n + 1)
+        _ring_checks.check_step_function(my_reduce_scatter_step, "reduce-scatter", _p, _n, _p * 100 + _n + 1,
+                                         "my_reduce_scatter_step")
     ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.2 allgather 的一步（3 分）
+#
+# reduce-scatter 结束后，rank $r$ 持有块 $(r+1) \bmod p$ 的完整和。实现 `my_allgather_step(buffers, step)`：就地完成
+# allgather 的第 `step` 步——每个 rank $r$ 用左邻居（这一步之前）的第 $(r-\text{step}) \bmod p$ 块**覆盖**自己的这一块。
+# 测试从 reduce-scatter 结束时的缓冲区开始，每一步之后检查所有 rank。
+
+# %% nbgrader={"grade": false, "grade_id": "my_allgather_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_allgather_step(buffers, step):
+    p = len(buffers)
+    bounds = ring.chunk_bounds(buffers[0].size, p)
+    ### BEGIN SOLUTION
+    messages = []
+    for r in range(p):
+        lo, hi = bounds[(r - step) % p]
+        messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
+    for r, lo, hi, data in messages:
+        buffers[r][lo:hi] = data
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_allgather_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): from the end of reduce-scatter, every rank's buffer after every allgather step
+# against the state from the definition, then a whole ring-allreduce with the answer's allgather.
+with grading.exercise("my_allgather_step"):
+    for _p, _n in [(2, 4), (3, 7), (4, 10)]:
+        _ring_checks.check_step_function(my_allgather_step, "allgather", _p, _n, _p * 100 + _n, "my_allgather_step")
+    ### BEGIN HIDDEN TESTS
+    for _p, _n in [(1, 5), (5, 3), (6, 23), (3, 0), (7, 50)]:
+        _ring_checks.check_step_function(my_allgather_step, "allgather", _p, _n, _p * 100 + _n + 2,
+                                         "my_allgather_step")
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.3 一个 rank 的完整程序：MPI 点对点消息（4 分）
+#
+# 真实的作业里每个 rank 是一个进程，只有**自己的**缓冲区。实现 `my_ring_allreduce(comm, x)`：rank
+# `comm.Get_rank()`（共 `comm.Get_size()` 个）先做 $p-1$ 步 reduce-scatter、再做 $p-1$ 步 allgather，返回所有 rank 的
+# `x` 之和（形状、dtype 与 `x` 相同；`x` 本身不变）。每一步只用一次
+# `comm.Sendrecv(要发的块, dest=右邻居, recvbuf=接收缓冲区, source=左邻居)`——它同时发送和接收，所以环上不会死锁；
+# `recvbuf` 是一个大小等于收到的块的 NumPy 数组。
+#
+# 测试在一个进程里用线程模拟 $p$ 个 rank（通信器只提供 `Get_rank`、`Get_size`、`Sendrecv`、`Send`、`Recv`），
+# 检查每个 rank **每一步发出的消息**（哪一块、当时的值），再检查结果。8.4 会把这个函数的源代码交给真正的 MPI
+# 进程运行，所以函数里只能用 `np`、`ring.chunk_bounds` 和它自己的变量。
+
+# %% nbgrader={"grade": false, "grade_id": "my_ring_allreduce", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_ring_allreduce(comm, x):
+    p, r = comm.Get_size(), comm.Get_rank()
+    buf = np.array(x, copy=True).reshape(-1)
+    bounds = ring.chunk_bounds(buf.size, p)
+    ### BEGIN SOLUTION
+    left, right = (r - 1) % p, (r + 1) % p
+    incoming = np.empty_like(buf)
+    for step in range(p - 1):          # reduce-scatter: add what arrives
+        slo, shi = bounds[(r - step) % p]
+        rlo, rhi = bounds[(r - step - 1) % p]
+        comm.Sendrecv(buf[slo:shi].copy(), dest=right, recvbuf=incoming[:rhi - rlo], source=left)
+        buf[rlo:rhi] += incoming[:rhi - rlo]
+    for step in range(p - 1):          # allgather: complete chunks overwrite
+        slo, shi = bounds[(r + 1 - step) % p]
+        rlo, rhi = bounds[(r - step) % p]
+        comm.Sendrecv(buf[slo:shi].copy(), dest=right, recvbuf=incoming[:rhi - rlo], source=left)
+        buf[rlo:rhi] = incoming[:rhi - rlo]
+    ### END SOLUTION
+    return buf.reshape(np.shape(x))
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_ring_allreduce_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): p ranks on threads with an in-process communicator (workbook/references/
+# ring_checks.py); every message each rank sends is compared with the chunk the ring sends at that
+# step, then every rank's result with NumPy's sum. Collectives and aicslib's ring_allreduce fail.
+with grading.exercise("my_ring_allreduce"):
+    for _p, _n in [(2, 4), (3, 7), (4, 10)]:
+        _ring_checks.check_rank_program(my_ring_allreduce, _p, _n, _p * 100 + _n, "my_ring_allreduce")
+    ### BEGIN HIDDEN TESTS
+    for _p, _n in [(1, 5), (5, 3), (6, 23), (3, 0)]:
+        _ring_checks.check_rank_program(my_ring_allreduce, _p, _n, _p * 100 + _n + 3, "my_ring_allreduce")
+    _ring_checks.check_rank_program(my_ring_allreduce, 4, 9, 49, "my_ring_allreduce", dtype=np.float32)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 8.4 在真正的 MPI 进程上运行你的 ring-allreduce
+#
+# 笔记本里定义的函数不能被别的进程 import，所以 `aicslib/distribute/run_function.py` 把它的**源代码**写进一个文件，
+# 用第 5 节的启动器 (`launch.run`，即 `mpiexec`) 启动 $p$ 个 rank；每个 rank 执行这段源代码，用真正的
+# `MPI.COMM_WORLD` 调用它，rank 0 收集所有结果。下面把每个 rank 的结果与单进程的 `np.sum` 比较
+# （8.3 还没通过时用参考实现，并会说明）：
+
+# %%
+import inspect
+
+from aicslib.distribute.run_function import run_on_ranks
+from workbook.references import ring_allreduce as ring_reference
+
+ring_fn = grading.use("my_ring_allreduce", my_ring_allreduce, ring_reference.ring_allreduce_rank,
+                      "ring-allreduce (workbook/references/ring_allreduce.py)")
+ring_source = inspect.getsource(my_ring_allreduce if ring_fn is my_ring_allreduce else ring_reference)
+RING_P, RING_N = 4, (10_000 if FAST else 1_000_000)
+ring_inputs = [np.random.default_rng(100 + r).standard_normal(RING_N).astype(np.float32) for r in range(RING_P)]
+single_sum = np.sum(ring_inputs, axis=0)          # one process, NumPy's own order of additions
+try:
+    t0 = time.perf_counter()
+    ring_results, ring_seconds, _ = run_on_ranks(ring_source, ring_fn.__name__, ring_inputs, timeout=120)
+    print(f"{RING_P} MPI ranks ran {ring_fn.__name__} in {time.perf_counter() - t0:.1f}s (with start-up); "
+          f"the allreduce itself took {ring_seconds.max() * 1e3:.1f} ms on the slowest rank")
+    for r, out in enumerate(ring_results):
+        print(f"  rank {r}: max |ring - np.sum| = {float(np.abs(out - single_sum).max()):.2e} "
+              f"(float32; the ring adds in another order)")
+        assert np.allclose(out, single_sum, rtol=1e-5, atol=1e-5)
+    sent = 2 * (RING_P - 1) * int(np.ceil(RING_N / RING_P)) * 4
+    print(f"each rank sent about {sent / 1e6:.2f} MB = 2(p-1)/p of its {RING_N * 4 / 1e6:.2f} MB array")
+except launch.LaunchError as e:
+    print("MPI is not available:", e)
 
 # %% [markdown]
 # ## 小结
