@@ -19,7 +19,8 @@
 # 2. 在一个进程里用多个逻辑设备 (logical device) 复现 TF1 的多卡"塔" (tower) 写法：`ConfigProto(device_count=...)`、
 #    `with aics.device('/CPU:1')`、梯度平均，并在 `RunMetadata` 时间线 (timeline) 上看到设备真的同时在算；
 # 3. 用 MPI (mpi4py) 跑一个真正的多进程数据并行作业：广播 (broadcast) 初始权重、梯度 allreduce，
-#    读懂环形 allreduce (ring-allreduce) 的两个阶段；
+#    读懂环形 allreduce (ring-allreduce) 的两个阶段；知道数据并行何时**不**等于单卡大批（BatchNorm），
+#    以及参数服务器 (parameter server) 的同步与异步训练；
 # 4. 用 alpha-beta 通信模型 (latency-bandwidth model) 把本机的测量外推到 1–64 台机器（**这是模型，不是测量**）；
 # 5. 模型并行 (model parallelism)：把网络的层切到不同设备上，用微批 (micro-batch) 流水线 (GPipe) 减少空泡 (bubble)；
 # 6. 实验 (lab)：自己写 ring-allreduce——reduce-scatter 与 allgather 的每一步，再写一个 rank 的 MPI 程序，
@@ -81,8 +82,10 @@ print("AICS_FAST:", FAST, "| CPU cores:", os.cpu_count())
 # * **必须串行**：梯度同步——第 $t$ 步的更新要用**所有**副本的梯度，谁都不能先走；更新必须在同步之后，
 #   下一步的前向又必须在更新之后。（工程上可以把一层的梯度通信和更早几层的反向计算重叠，但依赖关系不变。）
 #
-# 均值损失 (mean loss) 下，$N$ 份 $B/N$ 的梯度取平均恰好等于整个批的梯度，所以数据并行训练出的模型与单卡用 $B$ 训练的
-# **相同**（只差浮点加法顺序）。下面每一节都会验证这一点。
+# 均值损失 (mean loss) 下，$N$ 份 $B/N$ 的梯度取平均恰好等于整个批的梯度，所以只要每个样本的前向只依赖它自己，
+# 数据并行训练出的模型与单卡用 $B$ 训练的**相同**（只差浮点加法顺序），下面几节都会验证这一点。
+# 用批统计量的层（BatchNorm）是例外：不同步的 BN 让每个副本只用自己 $B/N$ 个样本的统计量，结果就不同了——
+# 第 3 节末尾用一个带 BN 的卷积网络演示，并给出同步 BN 的修复。
 
 # %% [markdown]
 # ## 2. 设备名：TensorFlow 接受的写法
@@ -170,30 +173,39 @@ for a, b in zip(w_single, w_four):
 # 可以在 Chrome 的 `chrome://tracing` 或 <https://ui.perfetto.dev> 里打开，跨设备的数据流画成箭头。
 
 # %%
-def plot_timeline(step_stats, title, legend_ops=8):
-    """Timeline.plot with a node's op type written only on bars wide enough to hold it (no labels
-    printed over each other) and the heaviest op types' colours in a legend."""
+def plot_timeline(step_stats, title, style):
+    """One lane per device, one bar per node over time (µs since the step started), coloured by
+    ``style(node_name) -> (legend label, colour)``: the bars are too narrow to carry their op names,
+    so the colours say what the work is (forward, backward, averaging ...)."""
     from matplotlib.patches import Patch
 
-    ax = Timeline(step_stats).plot(label_ops=False)
     devs = sorted(step_stats.dev_stats, key=lambda d: d.device)
-    nodes = [(lane, ns) for lane, d in enumerate(devs) for ns in d.node_stats]
-    span = max(ns.all_start_micros + ns.all_end_rel_micros for _, ns in nodes)
-    ax.set_xlim(0, span)
-    px_per_us = ax.bbox.width / span
-    for lane, ns in nodes:
-        if ns.all_end_rel_micros * px_per_us > 0.6 * 6 * ax.figure.dpi / 72 * (len(ns.op) + 2):
-            ax.text(ns.all_start_micros + ns.all_end_rel_micros / 2, lane, ns.op, ha="center", va="center",
-                    fontsize=6, clip_on=True)
-    op_types = sorted({ns.op for _, ns in nodes})        # Timeline.plot's colours: tab10 by this order
-    busy = {op: sum(ns.all_end_rel_micros for _, ns in nodes if ns.op == op) for op in op_types}
-    heavy = sorted(op_types, key=busy.get, reverse=True)[:legend_ops]
-    ax.legend([Patch(facecolor=plt.get_cmap("tab10")(op_types.index(op) % 10), edgecolor="black") for op in heavy],
-              heavy, title="op type (longest first)", fontsize=7, title_fontsize=7, loc="upper left",
-              bbox_to_anchor=(1.01, 1.0))
+    legend = {}
+    _, ax = plt.subplots(figsize=(9, 0.6 * len(devs) + 1.3))
+    for lane, d in enumerate(devs):
+        for ns in d.node_stats:
+            label, color = style(ns.node_name)
+            legend[label] = color
+            ax.broken_barh([(ns.all_start_micros, max(ns.all_end_rel_micros, 1))], (lane - 0.4, 0.8),
+                           facecolors=color, edgecolors="black", linewidth=0.2)
+    ax.set_yticks(range(len(devs)))
+    ax.set_yticklabels([d.device for d in devs])
+    ax.invert_yaxis()
+    ax.set_xlim(left=0)
+    ax.set_xlabel("time since step start (µs)")
     ax.set_ylabel("device")
+    labels = sorted(legend)
+    ax.legend([Patch(facecolor=legend[k], edgecolor="black") for k in labels], labels, fontsize=7,
+              loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(title, fontsize=10)
     return ax
+
+
+def tower_style(name):
+    tab = plt.get_cmap("tab10")
+    if not name.startswith("tower_"):
+        return "average gradients + update", tab(3)
+    return ("backward (gradients)", tab(1)) if "gradients" in name else ("forward", tab(0))
 
 
 sess, train_op, (x, y), _ = build_towers(4)
@@ -209,7 +221,7 @@ with open(trace_path, "w") as f:
 events = json.load(open(trace_path))["traceEvents"]
 print("Chrome trace:", trace_path, "|", sum(e["ph"] == "X" for e in events), "node events,",
       sum(e["ph"] == "s" for e in events), "cross-device arrows")
-plot_timeline(md.step_stats, "4 towers on 4 logical CPU devices: one traced training step")
+plot_timeline(md.step_stats, "4 towers on 4 logical CPU devices: one traced training step", tower_style)
 plt.tight_layout()
 plt.show()
 assert {d.device for d in md.step_stats.dev_stats} == {f"/device:CPU:{i}" for i in range(4)}
@@ -264,11 +276,92 @@ measured_speedup = step_times[1] / step_times[2]
 print({n: f"{t * 1e3:.1f} ms" for n, t in step_times.items()}, f"| measured speedup with 2 devices: {measured_speedup:.2f}x")
 
 # %% [markdown]
+# ### 数据并行什么时候**不**等于单卡大批：BatchNorm
+#
+# 上面"$N$ 份梯度的平均 = 整个批的梯度"成立，是因为损失是**逐样本**损失的平均：每个样本的前向只依赖它自己。
+# 批归一化 (Batch Normalization, BN) 打破了这一点：训练时它用**批**的均值和方差归一化每个通道，而每个副本只看得到自己的
+# $B/N$ 个样本。于是每个副本算的是"用半个批的统计量归一化"的另一个网络的梯度，平均起来也不等于单卡用整个批的梯度。
+# 修复办法是**同步 BN** (synchronized BN)：各副本先 allreduce 每个通道的 $\sum x$ 和 $\sum x^2$，都用整个批的统计量归一化
+# （反向时这些统计量的梯度同样要跨副本汇总）；TF 2 里是 `tf.keras.layers.BatchNormalization(synchronized=True)`
+# （早先的 `tf.keras.layers.experimental.SyncBatchNormalization`）。
+#
+# 下面用一个带 BN 的小卷积网络（conv → BN → ReLU → 全局平均池化 → 全连接）验证：单卡用整个批、2 个副本各用自己一半的
+# 统计量（不同步）、2 个副本同步 BN，训练几步后比较权重。两半数据的分布故意不同（后一半整体放大、平移——
+# 按文件或类别切分数据时常见）；同步版本在一张图里把两个塔的统计量合起来，自动微分会把统计量的梯度送回两个塔。
+
+# %%
+BN_B, BN_HW, BN_C, BN_STEPS = (16, 8, 4, 3) if FAST else (64, 16, 8, 10)
+Xb = rng.standard_normal((BN_B, BN_HW, BN_HW, 1)).astype(np.float32)
+Xb[BN_B // 2:] = Xb[BN_B // 2:] * 2.0 + 1.0          # the second replica's shard comes from elsewhere
+Yb = rng.integers(0, 3, BN_B).astype(np.int32)
+Kb = (rng.standard_normal((3, 3, 1, BN_C)) * 0.5).astype(np.float32)
+Wb = (rng.standard_normal((BN_C, 3)) * 0.5).astype(np.float32)
+
+
+def train_bn_cnn(replicas, sync, steps=BN_STEPS, lr=0.5):
+    """conv -> BN -> ReLU -> global average pool -> dense on `replicas` towers; BN normalises each tower
+    with its own shard's statistics, or (sync) with the whole batch's. Returns (weights, losses)."""
+    g = aics.Graph()
+    with g.as_default():
+        x = aics.placeholder(aics.float32, Xb.shape)
+        y = aics.placeholder(aics.int32, Yb.shape)
+        k, w = aics.Variable(Kb), aics.Variable(Wb)
+        gamma, beta = aics.Variable(np.ones(BN_C, np.float32)), aics.Variable(np.zeros(BN_C, np.float32))
+        params = [k, w, gamma, beta]
+        xs, ys = split_batch(x, replicas), split_batch(y, replicas)
+        convs = []
+        for i in range(replicas):
+            with aics.device(f"/CPU:{i}"):
+                convs.append(aics.nn.conv2d(xs[i], k, [1, 1, 1, 1], "SAME"))
+        stats = [aics.nn.moments(c, axes=[0, 1, 2]) for c in convs]     # per channel, this shard only
+        if sync:   # all-reduce of the per-channel mean and mean square (equal shards): the whole batch's
+            mean = aics.add_n([m for m, _ in stats]) / replicas
+            mean_sq = aics.add_n([v + aics.square(m) for m, v in stats]) / replicas
+            stats = [(mean, mean_sq - aics.square(mean))] * replicas
+        opt = aics.train.GradientDescentOptimizer(lr)
+        towers, losses = [], []
+        for i, (c, (m, v)) in enumerate(zip(convs, stats)):
+            with aics.device(f"/CPU:{i}"):
+                h = aics.nn.relu(aics.nn.batch_normalization(c, m, v, beta, gamma, 1e-3))
+                logits = aics.matmul(aics.reduce_mean(h, axis=[1, 2]), w)
+                losses.append(aics.reduce_mean(aics.nn.sparse_softmax_cross_entropy_with_logits(labels=ys[i],
+                                                                                                 logits=logits)))
+                towers.append(opt.compute_gradients(losses[-1], params))
+        train = opt.apply_gradients(average_gradients(towers))
+        mean_loss = aics.add_n(losses) / replicas
+        init = aics.global_variables_initializer()
+    with aics.Session(graph=g, config=aics.ConfigProto(device_count={"CPU": replicas})) as s:
+        s.run(init)
+        history = [s.run([mean_loss, train], {x: Xb, y: Yb})[0] for _ in range(steps)]
+        return s.run(params), history
+
+
+bn_runs = {"1 device, whole batch": train_bn_cnn(1, False), "2 replicas, per-replica BN": train_bn_cnn(2, False),
+           "2 replicas, synchronized BN": train_bn_cnn(2, True)}
+bn_ref = bn_runs["1 device, whole batch"][0]
+bn_diff = {name: max(float(np.abs(a - b).max()) for a, b in zip(bn_ref, ws)) for name, (ws, _) in bn_runs.items()}
+for name, d in bn_diff.items():
+    print(f"{name:30}: max |weights - single device| after {BN_STEPS} steps = {d:.2e}")
+assert bn_diff["2 replicas, synchronized BN"] < 1e-5 < 1e-3 < bn_diff["2 replicas, per-replica BN"]
+fig, ax = plt.subplots(figsize=(6, 3))
+for (name, (_, hist)), style in zip(bn_runs.items(), ["o-", "s--", "x:"]):
+    ax.plot(range(1, BN_STEPS + 1), hist, style, label=name)
+ax.set_xticks(range(1, BN_STEPS + 1))
+ax.set_xlabel("training step")
+ax.set_ylabel("training loss (mean cross-entropy)")
+ax.set_title("Data parallelism with BatchNorm: only synchronized BN matches one device", fontsize=9)
+ax.legend(fontsize=7)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
 # ## 4. 多机多卡：MPI 与 ring-allreduce
 #
-# 多台机器没有共享内存，梯度要通过网络交换。MPI (Message Passing Interface) 是超算和很多训练框架（Horovod、
-# `MultiWorkerMirroredStrategy` 的集合通信 collective）用的通信层：同一个脚本启动 $N$ 份（rank 0…N-1），
-# 用 `Send/Recv`（点对点）和 `Bcast/Allreduce`（集合通信）交换数组。
+# 多台机器没有共享内存，梯度要通过网络交换。MPI (Message Passing Interface) 是超算的通信层，Horovod 也可以用它
+# （或 Gloo，GPU 之间用 NCCL）：同一个脚本启动 $N$ 份（rank 0…N-1），用 `Send/Recv`（点对点）和
+# `Bcast/Allreduce`（集合通信）交换数组。TensorFlow 自己的 `MultiWorkerMirroredStrategy` **不用 MPI**：它的集合通信
+# (`CollectiveCommunication`/`CommunicationImplementation`) 是 TF 自己的 ring 实现走 gRPC（`RING`），或 GPU 上的 NCCL（`NCCL`），
+# 各 worker 的地址来自环境变量 `TF_CONFIG`。算法是同一个：下面的 ring-allreduce。
 #
 # **Ring-allreduce**：$p$ 个 rank 排成一个环，每个 rank 把数组切成 $p$ 块，每一步把一块发给右邻居、从左邻居收一块：
 #
@@ -344,6 +437,97 @@ if mpi_ok:
     plt.show()
 else:   # the model below still needs numbers: typical shared-memory values
     pp_bytes, pp_seconds = np.array([8.0, 262144.0]), np.array([2e-6, 2e-6 + 262144 * 2e-10])
+
+# %% [markdown]
+# ### 另一种多机结构：参数服务器 (parameter server) 与异步训练
+#
+# 5.3 参考答案说多机训练还要"配置不同机器之间的角色"——这指的是 TF1 的**参数服务器**架构：`tf.train.ClusterSpec`
+# 里有两种角色 (job)，`ps`（参数服务器，保存变量）和 `worker`（计算梯度）；`tf.train.replica_device_setter` 把变量放到
+# ps 上、计算放到 worker 上。每个 worker 反复：从 ps **拉取** (pull) 当前参数 → 用自己的小批算梯度 → **推送** (push) 给 ps，
+# ps 收到一个梯度就更新一次。
+#
+# * **同步** (synchronous，TF1 的 `SyncReplicasOptimizer`，或上面的 allreduce)：每步等所有 worker 的梯度到齐再更新——
+#   结果与大批训练相同，但每一步都要等**最慢**的 worker（慢节点 straggler）。
+# * **异步** (asynchronous，TF1 参数服务器的默认)：没有全局的串行点，谁算完谁更新，worker 之间从不互相等待；
+#   代价是**陈旧梯度** (stale gradient)：一个 worker 拉取参数之后，别的 worker 可能已经更新了好几次，它的梯度是在旧参数上算的。
+#   陈旧度大约是 worker 数，学习率大时训练会发散。
+#
+# 下面是一个小模拟（线性回归，SGD；时间是模拟的，不是测量）：8 个 worker，每个梯度约花 1 个时间单位，
+# 其中 worker 0 慢 3 倍。同步版本每步取 8 个小批梯度的平均；异步版本每收到一个梯度就更新一次。
+
+# %%
+PS_WORKERS, PS_ROUNDS, PS_D, PS_N = 8, (40 if FAST else 120), 20, 2048
+ps_rng = np.random.default_rng(3)
+Xps = ps_rng.standard_normal((PS_N, PS_D))
+yps = Xps @ ps_rng.standard_normal(PS_D) + 0.1 * ps_rng.standard_normal(PS_N)
+
+
+def ps_loss(w):
+    return float(np.mean((Xps @ w - yps) ** 2))
+
+
+def ps_grad(w, g, batch=32):
+    idx = g.integers(0, PS_N, batch)
+    return 2 * Xps[idx].T @ (Xps[idx] @ w - yps[idx]) / batch
+
+
+def compute_time(worker, g):
+    """Simulated seconds for one gradient: about 1, worker 0 (a straggler) about 3."""
+    return g.lognormal(0.0, 0.2) * (3.0 if worker == 0 else 1.0)
+
+
+def synchronous_sgd(lr, rounds=PS_ROUNDS):
+    g, w, t = np.random.default_rng(1), np.zeros(PS_D), 0.0
+    curve = [(t, ps_loss(w))]
+    for _ in range(rounds):
+        t += max(compute_time(k, g) for k in range(PS_WORKERS))           # everyone waits for the slowest
+        w = w - lr * np.mean([ps_grad(w, g) for _ in range(PS_WORKERS)], axis=0)
+        curve.append((t, ps_loss(w)))
+    return np.array(curve)
+
+
+def asynchronous_sgd(lr, updates=PS_ROUNDS * PS_WORKERS):
+    """The server applies each pushed gradient at once; a gradient's staleness = updates since its pull."""
+    import heapq
+
+    g, w, version = np.random.default_rng(1), np.zeros(PS_D), 0
+    curve, staleness = [(0.0, ps_loss(w))], []
+    running = [(compute_time(k, g), k, w.copy(), 0) for k in range(PS_WORKERS)]    # (done at, worker, pulled w, version)
+    heapq.heapify(running)
+    while version < updates:
+        t, k, pulled, pulled_version = heapq.heappop(running)
+        w = w - lr * ps_grad(pulled, g)                 # computed on the weights the worker pulled
+        staleness.append(version - pulled_version)
+        version += 1
+        curve.append((t, min(ps_loss(w), 1e6)))
+        heapq.heappush(running, (t + compute_time(k, g), k, w.copy(), version))
+    return np.array(curve), np.array(staleness)
+
+
+ps_runs = {f"synchronous, lr {lr}": (synchronous_sgd(lr), None) for lr in (0.05, 0.2)}
+ps_runs.update({f"asynchronous, lr {lr}": asynchronous_sgd(lr) for lr in (0.05, 0.2)})
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
+for name, (curve, _) in ps_runs.items():
+    ax1.plot(curve[:, 0], curve[:, 1], "--" if name.startswith("asyn") else "-", label=name)
+ax1.set_yscale("log")
+ax1.set_xlabel("simulated time (one gradient ≈ 1 unit)")
+ax1.set_ylabel("training loss (MSE, log scale; capped at 1e6)")
+ax1.set_title(f"{PS_WORKERS} workers, worker 0 three times slower", fontsize=9)
+ax1.legend(fontsize=7)
+stale = ps_runs["asynchronous, lr 0.05"][1]
+ax2.hist(stale, bins=np.arange(stale.max() + 2) - 0.5, edgecolor="black")
+ax2.set_xlabel("staleness (server updates between pull and push)")
+ax2.set_ylabel("number of gradients")
+ax2.set_title(f"asynchronous: mean staleness {stale.mean():.1f} with {PS_WORKERS} workers", fontsize=9)
+plt.tight_layout()
+plt.show()
+for name, (curve, _) in ps_runs.items():
+    print(f"{name:24}: loss {curve[-1, 1]:.3g} at simulated time {curve[-1, 0]:.0f}")
+
+# %% [markdown]
+# 图上：同步训练每一步都被慢节点拖住（同样的时间里更新次数少），但它等价于大批训练，学习率大一些也稳定；
+# 异步训练不等人，小学习率时在同样的时间里下降得更快，但梯度平均陈旧约 $N-1$ 步，学习率一大就发散。
+# 这就是为什么今天的大规模训练多用同步 allreduce（加上处理慢节点的办法），而参数服务器主要留在稀疏、超大嵌入表的场景。
 
 # %% [markdown]
 # ## 6. Alpha-beta 通信模型：外推到 1–64 台机器（模型，不是测量）
@@ -509,7 +693,21 @@ for a, b in zip(ref_out, pipe_out):
     assert np.allclose(a, b, rtol=1e-5, atol=1e-6)
 print("GPipe (3 stages, 4 micro-batches) == unsplit network: loss", float(pipe_out[0]),
       "| max gradient difference", max(float(np.abs(a - b).max()) for a, b in zip(ref_out[1:], pipe_out[1:])))
-plot_timeline(pipe_md.step_stats, "GPipe, measured: 3 stages on 3 logical devices, 4 micro-batches (gaps = bubbles)")
+
+
+def pipeline_style(name):
+    """Forward of micro-batch m in a dark shade, its backward in the light one (tab20's pairs)."""
+    for kind, shade, what in (("/fwd_mb", 0, "forward"), ("/bwd_mb", 1, "backward")):
+        if kind in name:
+            m = int(name.split(kind)[1].split("/")[0])
+            return f"{what}, micro-batch {m}", plt.get_cmap("tab20")(2 * m + shade)
+    if "accumulate" in name:
+        return "accumulate weight gradients", "dimgray"
+    return "loss, inputs, split", "lightgray"
+
+
+plot_timeline(pipe_md.step_stats, "GPipe, measured: 3 stages on 3 logical devices, 4 micro-batches (gaps = bubbles)",
+              pipeline_style)
 plt.tight_layout()
 plt.show()
 
@@ -683,7 +881,8 @@ try:
               f"(float32; the ring adds in another order)")
         assert np.allclose(out, single_sum, rtol=1e-5, atol=1e-5)
     sent = 2 * (RING_P - 1) * int(np.ceil(RING_N / RING_P)) * 4
-    print(f"each rank sent about {sent / 1e6:.2f} MB = 2(p-1)/p of its {RING_N * 4 / 1e6:.2f} MB array")
+    print(f"each rank sent 2(p-1) = {2 * (RING_P - 1)} messages, about {sent / 1e3:.0f} kB in all: 2(p-1)/p = "
+          f"{2 * (RING_P - 1) / RING_P:.2f} times its {RING_N * 4 / 1e3:.0f} kB array")
 except launch.LaunchError as e:
     print("MPI is not available:", e)
 
@@ -697,5 +896,10 @@ except launch.LaunchError as e:
 #   `RunMetadata` 时间线显示各设备同时计算、在梯度平均处汇合。
 # * 多机多卡用 MPI：启动时广播初始权重，每步 allreduce 梯度。ring-allreduce 每个 rank 只发 $2(p-1)/p\cdot n$ 个数；
 #   它的代价用 alpha-beta 模型估计，模型显示通信（尤其延迟 $\alpha$ 和大模型的 $n\beta$）最终限制了加速比。
+#   实验里你自己写了它的两个阶段和一个 rank 的 MPI 程序，并在真正的多个 MPI 进程上得到与单进程求和相同的结果。
+# * "数据并行 = 单卡大批"只对逐样本的损失成立：BatchNorm 用批统计量，不同步时每个副本只看到自己的 $B/N$ 个样本，
+#   结果不同；同步 BN 把统计量 allreduce 后才相等。
+# * 多机的另一种结构是参数服务器（ps 与 worker 两种角色）：同步时等最慢的 worker，异步时不等人但梯度陈旧，
+#   学习率大时会发散。
 # * 模型并行把层切到不同设备上；GPipe 用微批流水线把空泡从 $\frac{S-1}{S}$ 降到 $\frac{S-1}{M+S-1}$，
 #   权重梯度在微批间累加，结果与不切分的网络相同。
