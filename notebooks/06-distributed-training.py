@@ -742,6 +742,10 @@ plt.show()
 
 # %% nbgrader={"grade": false, "grade_id": "my_reduce_scatter_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_reduce_scatter_step(buffers, step):
+    """Reduce-scatter step `step` (0 .. p-2) of ring-allreduce, in place on `buffers`: a list of p
+    1-D NumPy arrays of the same length, buffers[r] being rank r's. Every rank r receives one chunk
+    from its left neighbour and adds it into its own copy of that chunk; nothing else changes.
+    Returns nothing."""
     p = len(buffers)
     bounds = ring.chunk_bounds(buffers[0].size, p)
     ### BEGIN SOLUTION
@@ -766,8 +770,8 @@ with grading.exercise("my_reduce_scatter_step"):
                                          "my_reduce_scatter_step")
     ### BEGIN HIDDEN TESTS
     for _p, _n in [(1, 5), (5, 3), (6, 23), (3, 0), (7, 50)]:
-        _ring_checks.check_step_function(my_reduce_scatter_step, "reduce-scatter", _p, _n, _p * 100 + _n + 1,
-                                         "my_reduce_scatter_step")
+        _ring_checks.check_step_function(my_reduce_scatter_step, "reduce-scatter", _p, _n, 7 * _p + _n,
+                                         name="my_reduce_scatter_step")
     ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -779,6 +783,9 @@ with grading.exercise("my_reduce_scatter_step"):
 
 # %% nbgrader={"grade": false, "grade_id": "my_allgather_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_allgather_step(buffers, step):
+    """Allgather step `step` (0 .. p-2) of ring-allreduce, in place on `buffers` (as in 8.1, after the
+    whole reduce-scatter): every rank r receives one complete chunk from its left neighbour and
+    overwrites its own copy of that chunk with it. Returns nothing."""
     p = len(buffers)
     bounds = ring.chunk_bounds(buffers[0].size, p)
     ### BEGIN SOLUTION
@@ -799,8 +806,8 @@ with grading.exercise("my_allgather_step"):
         _ring_checks.check_step_function(my_allgather_step, "allgather", _p, _n, _p * 100 + _n, "my_allgather_step")
     ### BEGIN HIDDEN TESTS
     for _p, _n in [(1, 5), (5, 3), (6, 23), (3, 0), (7, 50)]:
-        _ring_checks.check_step_function(my_allgather_step, "allgather", _p, _n, _p * 100 + _n + 2,
-                                         "my_allgather_step")
+        _ring_checks.check_step_function(my_allgather_step, "allgather", _p, _n, 9 * _p + _n,
+                                         name="my_allgather_step")
     ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -818,6 +825,11 @@ with grading.exercise("my_allgather_step"):
 
 # %% nbgrader={"grade": false, "grade_id": "my_ring_allreduce", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_ring_allreduce(comm, x):
+    """Ring-allreduce as rank comm.Get_rank() of comm.Get_size() runs it: returns the sum of every
+    rank's `x` (x's shape and dtype), leaving `x` unchanged. Only point-to-point messages:
+    comm.Sendrecv(send_array, dest=right, recvbuf=receive_array, source=left), one per step,
+    p-1 reduce-scatter steps then p-1 allgather steps. Uses only np and ring.chunk_bounds (the
+    source is shipped to the MPI ranks in 8.4)."""
     p, r = comm.Get_size(), comm.Get_rank()
     buf = np.array(x, copy=True).reshape(-1)
     bounds = ring.chunk_bounds(buf.size, p)
