@@ -579,7 +579,7 @@ assert comm_model.speedup(1.0, 0, 8, 0.0, 0.0) == 8.0
 # %%
 speedup_out = widgets.Output()
 _slider = dict(base=10, readout_format=".2g", style={"description_width": "initial"},
-               layout=widgets.Layout(width="520px"))
+               layout=widgets.Layout(width="680px"))
 alpha_slider = widgets.FloatLogSlider(value=20e-6, min=-7, max=-2, description="latency alpha (seconds per message)",
                                       **_slider)
 bw_slider = widgets.FloatLogSlider(value=10e9, min=7, max=11, description="bandwidth 1/beta (bytes per second)",
