@@ -17,7 +17,7 @@ it (the alpha-beta model in ``comm_model.py``).
 
 ``ring_allreduce`` runs this over MPI point-to-point messages (Isend/Irecv);
 ``simulate_ring_allreduce`` runs the same steps on a list of arrays in one
-process, step by step, for the notebook and its exercise.
+process, step by step, for notebook 06 and its lab.
 """
 import numpy as np
 
@@ -69,12 +69,14 @@ def allgather_step(buffers, step):
         buffers[r][lo:hi] = data
 
 
-def simulate_ring_allreduce(arrays, reduce_scatter=None, history=None):
+def simulate_ring_allreduce(arrays, reduce_scatter=None, history=None, allgather=None):
     """Ring-allreduce of one array per simulated rank; returns the per-rank results.
 
-    ``reduce_scatter`` replaces ``reduce_scatter_step`` (the notebook's exercise);
+    ``reduce_scatter`` and ``allgather`` replace ``reduce_scatter_step`` and ``allgather_step``
+    (the notebook's lab);
     ``history``, a list, receives ``(phase, step, [buffer copies])`` after every step."""
     reduce_scatter = reduce_scatter or reduce_scatter_step
+    allgather = allgather or allgather_step
     shape = np.shape(arrays[0])
     buffers = [np.array(a, dtype=np.result_type(*arrays), copy=True).reshape(-1) for a in arrays]
     p = len(buffers)
@@ -83,7 +85,7 @@ def simulate_ring_allreduce(arrays, reduce_scatter=None, history=None):
         if history is not None:
             history.append(("reduce-scatter", step, [b.copy() for b in buffers]))
     for step in range(p - 1):
-        allgather_step(buffers, step)
+        allgather(buffers, step)
         if history is not None:
             history.append(("allgather", step, [b.copy() for b in buffers]))
     return [b.reshape(shape) for b in buffers]
