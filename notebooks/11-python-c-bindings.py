@@ -399,8 +399,8 @@ with grading.exercise("ctypes_frexp"):
     for _x in (8.0, 1.0 / 3.0, -1e-300):
         _frexp_case(_x)
     ### BEGIN HIDDEN TESTS
-    for _x in (0.0, 7, 5e-324, -2.5e307, 0.75, float(2 ** 40 + 1)):
-        _frexp_case(_x)
+    for _hidden_x in (0.0, 7, 5e-324, -2.5e307, 0.75, float(2 ** 40 + 1)):
+        _frexp_case(_hidden_x)
     ### END HIDDEN TESTS
 
 # %%
