@@ -592,7 +592,8 @@ plt.show()
 # %% [markdown]
 # 上面一排是预先算好的几个比值。下面的小部件对**任意**比值现算：滑块每停在一个新的 α/β 上，就从同一张初始图像、
 # 新的 Adam 状态出发，以这个权重比训练 `LIVE_STEPS` 步（小图，几秒钟），显示得到的图像，并画出加权后的两项损失
-# $\alpha L_{content}$ 与 $\beta L_{style}$ 在总损失里各占多少——开始时与训练后。占比大的那一项主导梯度：
+# $\alpha L_{content}$ 与 $\beta L_{style}$ 的大小（对数坐标）——开始时与训练后，标题给出内容项在总损失中的占比。
+# 大的那一项主导梯度：
 # 风格项占优时图像先学纹理与颜色，内容项占优时图像留在内容图附近。同一个比值再选一次，显示的是同一次计算的结果。
 
 # %%
@@ -629,18 +630,19 @@ def show_ratio(_=None):
         print(f"training {LIVE_STEPS} steps at α/β = {r:.3g} ({LIVE_SIZE}x{LIVE_SIZE}) ...")
         img, start, end = train_at(r)
         out.clear_output(wait=True)
-        fig, axes = plt.subplots(1, 4, figsize=(10, 2.4), gridspec_kw={"width_ratios": [1, 1, 1, 2.2]})
+        fig, axes = plt.subplots(1, 4, figsize=(11, 2.6), gridspec_kw={"width_ratios": [1, 1, 1, 2.4]})
         for ax, im, title in zip(axes, (vgg19.deprocess_image(live_content), vgg19.deprocess_image(live.init), img),
                                  ("content", "start image", f"after {LIVE_STEPS} steps")):
             ax.imshow(im); ax.set_title(title, fontsize=8); ax.set_xticks([]); ax.set_yticks([])
         ax = axes[3]
-        rows = ["start", f"after {LIVE_STEPS} steps"]
-        shares = np.array([start / start.sum(), end / end.sum()])
-        ax.barh(rows, shares[:, 0], color="C0", label="α·L_content")
-        ax.barh(rows, shares[:, 1], left=shares[:, 0], color="C1", label="β·L_style")
-        ax.set_xlim(0, 1); ax.set_xlabel("share of the total loss"); ax.invert_yaxis()
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=2)
-        ax.set_title(f"α/β = {r:.3g}", fontsize=9)
+        xs = np.arange(2)
+        ax.bar(xs - 0.2, start, 0.4, color="0.6", label="start image")
+        ax.bar(xs + 0.2, end, 0.4, color="C0", label=f"after {LIVE_STEPS} steps")
+        ax.set_yscale("log"); ax.set_xticks(xs, ["α·L_content", "β·L_style"]); ax.set_ylabel("weighted loss term")
+        ax.set_ylim(top=max(start.max(), end.max()) * 30)
+        ax.legend(fontsize=7, loc="upper left", ncol=2)
+        ax.set_title(f"α/β = {r:.3g}: the content term is {start[0] / start.sum():.1%} of the total at the start",
+                     fontsize=8)
         plt.tight_layout(); plt.show()
         print(f"α/β = {r:.3g}: α·L_content {start[0]:.3g} -> {end[0]:.3g}, β·L_style {start[1]:.3g} -> {end[1]:.3g}")
 
