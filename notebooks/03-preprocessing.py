@@ -23,7 +23,7 @@
 # 5. 搭建一个“边读边增强”的输入流水线：随机裁剪、翻转、颜色抖动 (color jitter)，随机数有种子 (seed)、可复现；
 # 6. 用 `Tokenizer` + `pad_sequences` 准备 RNN 的输入，理解 pre/post 填充 (padding) 与截断 (truncating)。
 #
-# **运行时间**：完整设置下在笔记本电脑上全部运行约 15 秒。
+# **运行时间**见下面第一个单元格的输出。
 #
 # **练习**（自动评分，共 6 分）：第 8 节手写双线性插值（3 分），第 9 节“短边缩放到 256、再居中裁剪 224”（3 分）。
 # 第 9 节练习之后的图在测试通过后用你的函数，此前用参考实现，所以没做完也能一直运行到底。
@@ -48,8 +48,9 @@ from aicslib.keras.applications import imagenet_utils
 from aicslib.keras.applications.imagenet_utils import preprocess_input
 from aicslib.keras.preprocessing.sequence import pad_sequences
 from aicslib.keras.preprocessing.text import Tokenizer
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("preprocessing")
 SEED = 2022
 np.random.seed(SEED)
 aics.random.set_seed(SEED)
@@ -179,7 +180,7 @@ plt.show()
 
 # %% [markdown]
 # **哪一种保留了更多的物体？** 两者看到的是原图**同一块中央区域**：A 在 256 的边长上裁掉两边各 16 像素，
-# 留下 $224/256 = 0.875$；B 直接在原图上留下中央 0.875。所以两者都丢掉了原图四周各 6.25% 的内容，
+# 留下 $224/256 = 0.875$；B 直接在原图上留下中央 0.875。所以两者都丢掉了原图四周各 $(1-0.875)/2$ 的内容，
 # 物体保留得一样多；差别只来自重采样：
 #
 # * A 先把**整张图**缩小再裁剪，B 先裁剪再缩小。双线性插值不抗混叠时，两次采样网格对齐到不同的原点；
@@ -232,7 +233,8 @@ print({k: v.shape for k, v in outs.items()})
 # | TF1 `align_corners=True` | $i\cdot(\text{in}-1)/(\text{out}-1)$ | 同上，四角像素中心对齐 |
 # | TF2（半像素中心） | $(i+0.5)\cdot s-0.5$ | `aics.image.resize`，即 `tf.image.resize` |
 #
-# TF1 默认把图像整体向左上平移了 $(s-1)/2$ 个输入像素，这是 TF2 改默认值的原因。缩小图像时，双线性插值只看
+# TF1 默认的采样坐标 $i\cdot s$ 比半像素中心的 $(i+0.5)\cdot s-0.5$ 小 $(s-1)/2$：采样网格向左上偏了 $(s-1)/2$
+# 个输入像素（缩小时 $s>1$），于是输出里的**图像内容向右下**移动了同样的距离，这是 TF2 改默认值的原因。缩小图像时，双线性插值只看
 # 最近的 2×2 个像素，其余像素被跳过，高频纹理会产生混叠 (aliasing)；`antialias=True` 改用
 # `ScaleAndTranslate` 核，把三角形核放宽 $s$ 倍，让每个输入像素都参与，相当于先低通滤波。下面把一条 8 像素的斜坡缩放到 5 像素，
 # 并核对：`aics` 的结果与本库的 NumPy kernel 完全相同；PyTorch 的 `F.interpolate(align_corners=False)`

@@ -16,11 +16,11 @@
 # 1. 在子进程 (subprocess) 里用 `AICS_MIN_VLOG_LEVEL=3`（`TF_CPP_MIN_VLOG_LEVEL` 作为别名同样有效）运行一个剪枝程序，拿到完整日志；
 # 2. 读懂日志的格式：`时间: 级别 文件:行号] 消息`，这是 TensorFlow 1.x 与早期 2.x 的 C++ 日志 (`LOG`/`VLOG`) 的格式（TF 2.21 的前缀换成了 absl 的写法，见第 6 节）；
 # 3. 从日志里找出：哪些节点被剪掉、为什么；Grappler 图优化 (graph optimization) 各个 pass 做了什么；每个节点放在哪个设备 (placement)；内核 (kernel) 按什么顺序执行；
-# 4. 练习：写一个日志解析器 `parse_vlog`，把日志变成结构化数据（自动评分）；
+# 4. 练习：写一个日志解析器 `parse_vlog`，把日志变成结构化数据；再自己实现剪枝 `prune_graph_def`，与日志对照（都自动评分）；
 # 5. 对照一份真实的 TensorFlow 2.21 日志（`data/tf_vlog/`）：两边的剪枝、放置、执行顺序逐项比较，并解释每一处差异。
 #
-# **运行时间**：约 10 秒（三个子进程各约 2 秒）。`AICS_FAST=1` 与完整设置相同（本章没有重计算）。
-# **练习**（自动评分，3 分）在第 3 节；没做完，后面的单元格用参考解析器照样能运行到底。
+# **运行时间**见下面第一个单元格的输出（大部分是三个子进程的启动；`AICS_FAST=1` 与完整设置相同，本章没有重计算）。
+# **练习**（自动评分，共 6 分）在第 3、4 节；没做完，后面的单元格用参考实现照样能运行到底（并说明）。
 
 # %%
 import os
@@ -41,8 +41,9 @@ import aicslib as aics
 from aicslib import flags
 from aicslib.datasets.images import data_dir
 from aicslib.visualize import draw_graph, needed_ops
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("graph-pruning-vlog")
 FAST = flags.FAST
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(aics.__file__)))   # the repository (for the subprocess)
 print("AICS_FAST:", FAST)
@@ -125,13 +126,27 @@ print("same", len(messages(LOG)), "lines with either variable")
 #
 # | VLOG 级别 | aicslib 打印什么 | 在哪里 |
 # |---|---|---|
-# | 1 | 剪枝：保留了几个节点、剪掉了哪些；Grappler 每个 pass 的结果（TF 2.21 的原话：`constant_folding: Graph size after: 5 nodes (-2), ...`） | `framework/session.py`、`grappler/optimizers/meta_optimizer.py` |
-# | 2 | Grappler 的每一次改写（常量折叠用 TF 的 `Folded node: {{node k}} = Mul[T=DT_FLOAT](two, five)`）；每个节点的放置（TF 的 `k(Mul) placed on: ...`，以及 aicslib 多给的一行：内核注册的源码位置） | `grappler/optimizers/*.py`、`framework/session.py` |
-# | 3 | 每个内核的执行：TF 的 `Process node: ID step N {{node ...}} = ...`，再加一行 aicslib 的 `Executing kernel ...`（输入输出的 dtype/形状、耗时）；Grappler 放弃某个改写的原因 | `framework/session.py` |
+# | 1 | 剪枝：保留了几个节点、剪掉了哪些；Grappler 每个 pass 的结果，照 TF 2.21 的格式 `constant_folding: Graph size after: N nodes (变化), ...`（数字是 aicslib 对这张图的结果，见上面的日志；TF 2.21 对同一程序打印的是它自己的数，第 6 节对照） | `framework/session.py`、`grappler/optimizers/meta_optimizer.py` |
+# | 2 | Grappler 的每一次改写（常量折叠照 TF 的格式 `Folded node: {{node k}} = Mul[T=DT_FLOAT](two, five)`）；每个节点的放置（TF 的 `k(Mul) placed on: ...`，以及 aicslib 多给的一行：内核注册的源码位置） | `grappler/optimizers/*.py`、`framework/session.py` |
+# | 3 | 每个内核的执行：TF 的 `Process node: ID step N {{node ...}} = ...`，再加一行 aicslib 的 `Executing kernel ...`（输入输出的 dtype/形状、耗时）；Grappler 放弃某个改写的原因 | `framework/executor.py`、`grappler/optimizers/*.py` |
+#
+# "在哪里"一列不必靠记：每行日志的前缀就写着打印它的文件与行号。下面的单元格从上面的日志里把它们数出来。
 #
 # 日志里依次出现三个阶段：**剪枝 → 图优化 → 放置**（建执行计划，只在第一次 `run` 这组 fetch/feed 时发生，之后复用缓存的计划），
 # 然后是**执行**（每次 `run` 都有）。`{{node NAME}} = OP[属性](输入)` 是 TF 描述一个节点的写法（`SummarizeNodeDef`），
 # aicslib 在同样的事件上照抄这种写法，第 6 节把两边的行并排对比。
+
+# %%
+SOURCE = re.compile(r"^\S+ \S+ [IWE] (aicslib/[^:]+):\d+\] (\S+(?: \S+)?)")
+kinds = {}
+for _line in LOG.splitlines():
+    _m = SOURCE.match(_line)
+    if _m:
+        kinds.setdefault(_m.group(1), set()).add(_m.group(2))
+for _file, _starts in sorted(kinds.items()):
+    print(f"{_file:50s} {', '.join(sorted(_starts))[:90]}")
+assert any(s.startswith("Pruning graph") for s in kinds["aicslib/framework/session.py"])
+assert {"Process node:", "Executing kernel"} <= kinds["aicslib/framework/executor.py"]
 
 # %% [markdown]
 # ## 3. 练习：把日志解析成结构化数据（3 分）
@@ -344,11 +359,127 @@ assert parsed["executed"].index("c") < parsed["executed"].index("mul")   # a pro
 # 1. **剪掉了谁、为什么**：只取 `c_scaled` 时，`d`、`e`（以及 `e` 的常量 3.0，名为 `Const`）不在它的输入闭包里，被剪掉；
 #    占位符 `a` 也在"剪掉"之列——它被喂了值，喂值的张量是截断点，会话不运行占位符本身，而是直接把喂的数组放进它的输出槽。
 # 2. **Grappler 又做了什么**（VLOG 1/2 的行）：`constant_folding` 把 `k = two * five` 在运行前算成常量 `10.0`（节点名不变，
-#    日志行 `Folded node: ...`，结果行 `constant_folding: Graph size after: 5 nodes (-2)`），其输入 `two`、`five` 随之删去；`elementwise_fusion` 本可以把 `c = a * b` 与 `mul = c * k` 合成一个节点，但 VLOG 3 的行
+#    日志行 `Folded node: ...`，结果见上面打印的 `constant_folding: Graph size after: ...` 行），其输入 `two`、`five` 随之删去；`elementwise_fusion` 本可以把 `c = a * b` 与 `mul = c * k` 合成一个节点，但 VLOG 3 的行
 #    说明了它为什么没做：张量只有 2 个元素，这时时间花在逐个调度算子上而不是搬数据上，融合不划算（第 09 号笔记本细讲）；
 #    `Identity` 节点 `c_scaled` 被取值，必须保留，`model_pruner` 不删它；没事可做的 pass 打印 `Graph size after: ... (0)`。
 # 3. **放置**：每个节点放在它请求的设备上（这里都是 CPU），日志还给出了内核注册的源码位置（逐元素算子是 `framework/cwise_table.py:…`，算子表中的那一行）——习题 5.7 找内核就从这里入手。
 # 4. **执行顺序**：一个拓扑序 (topological order)，生产者总在消费者之前；计划建好后，第二次 `run` 只有 `Executing` 行，没有剪枝和放置。
+
+# %% [markdown]
+# ### 练习：自己做剪枝（3 分）
+#
+# 日志里的剪枝行是 Session 算出来的；现在你来算。实现 `prune_graph_def(graph_def, fetches, feeds)`：
+#
+# * `graph_def`：`Graph.as_graph_def()` 给出的字典，`graph_def["node"]` 是节点列表，每个节点有 `"name"`、`"op"`、
+#   `"input"`；`input` 里 `"x"` 是节点 `x` 的第 0 个输出，`"x:1"` 是第 1 个输出，`"^x"` 是控制边 (control edge)；
+# * `fetches`：要取的东西，张量名（`"c:0"`）或节点名（`"init"`，只运行它）；`feeds`：被喂值的张量名（`"a:0"`、`"split:1"`）；
+# * 返回这次 run **需要运行**的节点名列表，按 `graph_def["node"]` 里的顺序。
+#
+# 规则就是第 1 节说的：从取值出发，沿数据边和控制边反向遍历；被喂值的**张量**是截断点——读它的节点读到的是喂进来的值，
+# 所以产生它的节点不因这条边而被需要（但如果它的另一个输出、或一条控制边还需要它，它照样要运行）；
+# 本身被喂值的取值张量什么也不需要运行。只用 Python 的字典、列表与字符串方法，不要调用 aicslib 或 `workbook` 里的函数。
+
+# %% nbgrader={"grade": false, "grade_id": "prune_graph_def", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def prune_graph_def(graph_def, fetches, feeds=()):
+    ### BEGIN SOLUTION
+    def split(name):
+        if name.startswith("^"):
+            return name[1:], None
+        node, sep, port = name.rpartition(":")
+        return (node, int(port)) if sep and port.isdigit() else (name, 0)
+
+    nodes = {n["name"]: n for n in graph_def["node"]}
+    fed = {split(t) for t in feeds}
+    needed = set()
+    stack = [split(f)[0] for f in fetches if not (":" in f and split(f) in fed)]
+    while stack:
+        name = stack.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for inp in nodes[name]["input"]:
+            src, port = split(inp)
+            if port is None or (src, port) not in fed:
+                stack.append(src)
+    return [n["name"] for n in graph_def["node"] if n["name"] in needed]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "prune_graph_def_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Autograded check (locked): on PROGRAM's graph and on random graphs (control edges, a two-output
+# split fed on one output, fed fetches, node-name targets), against the runtime's own pruning
+# (aicslib.visualize.needed_ops) in graph order; no call into aicslib or the workbook.
+def _random_graph(seed):
+    """A random graph of float32[4] tensors: a placeholder x, constants, a two-output split, and
+    binary/unary ops on random earlier tensors, some with a control edge from an earlier op."""
+    r = np.random.default_rng(seed)
+    g = aics.Graph()
+    with g.as_default():
+        x = aics.placeholder(aics.float32, [4], name="x")
+        ts = [x, aics.constant(r.standard_normal(4).astype(np.float32), name="c0")]
+        ts += list(aics.split(aics.concat([x, ts[1]], 0), 2, name="split"))
+        for i in range(int(r.integers(8, 14))):
+            a, b = (ts[int(j)] for j in r.integers(0, len(ts), 2))
+            deps = [ts[int(r.integers(0, len(ts)))].op] if r.random() < 0.3 else []
+            with g.control_dependencies(deps):
+                kind = int(r.integers(0, 4))
+                t = (aics.add(a, b, name=f"n{i}") if kind == 0 else aics.multiply(a, b, name=f"n{i}") if kind == 1
+                     else aics.identity(a, name=f"n{i}") if kind == 2 else aics.negative(a, name=f"n{i}"))
+            ts.append(t)
+    return g, ts
+
+
+def _prune_case(graph, fetches, feeds, what):
+    gd = graph.as_graph_def()
+    got = grading.no_library_calls(prune_graph_def, gd, list(fetches), list(feeds), what="prune_graph_def",
+                                   how="with Python's dicts, lists and string methods")
+    needed = needed_ops(graph, list(fetches), feeds={graph.get_tensor_by_name(t): 0.0 for t in feeds})
+    want = [n["name"] for n in gd["node"] if n["name"] in needed]
+    call = f"prune_graph_def({what}, fetches={list(fetches)}, feeds={list(feeds)})"
+    grading.check(isinstance(got, list), f"{call} returned {type(got).__name__}: expected a list of node names")
+    extra, missing = [n for n in got if n not in needed], [n for n in want if n not in got]
+    grading.check(not extra and not missing and got == want,
+                  f"{call}: expected {want}, got {got}" + (f"; not needed: {extra}" if extra else "")
+                  + (f"; missing: {missing}" if missing else "")
+                  + ("; the right names in another order: keep graph_def's order" if not extra and not missing else "")
+                  + ". Hint: walk back from the fetches along data and control (^) inputs; a fed tensor (node, port) "
+                    "is a cut for the readers of that tensor only")
+
+
+with grading.exercise("prune_graph_def"):
+    _prog_ns = {}
+    exec(PROGRAM.split("with aics.Session")[0], _prog_ns)
+    _prune_case(_prog_ns["g"], ["c_scaled:0"], ["a:0"], "PROGRAM's graph")
+    _g, _ts = _random_graph(0)
+    _prune_case(_g, [_ts[-1].name], [], "_random_graph(0)")
+    _prune_case(_g, [_ts[-1].name, _ts[-3].name], ["split:1", _ts[5].name], "_random_graph(0)")
+    ### BEGIN HIDDEN TESTS
+    for _seed in range(1, 25):
+        _g, _ts = _random_graph(_seed)
+        _r = np.random.default_rng(100 + _seed)
+        _fetch = [_ts[int(i)].name for i in _r.choice(np.arange(4, len(_ts)), 2, replace=False)]
+        _feed = [t for t in ("x:0", "split:0", "split:1", _ts[int(_r.integers(4, len(_ts)))].name) if _r.random() < 0.5]
+        if _seed % 5 == 0:
+            _fetch = [_fetch[0].split(":")[0]]            # a node name: a target
+        if _seed % 7 == 0:
+            _feed = _feed + [_fetch[0]] if ":" in _fetch[0] else _feed   # a fetch that is fed
+        _prune_case(_g, _fetch, sorted(set(_feed)), f"_random_graph({_seed})")
+    ### END HIDDEN TESTS
+
+# %%
+from workbook.references import graph_prune as _graph_prune_reference
+
+prune_fn = grading.use("prune_graph_def", prune_graph_def, _graph_prune_reference.prune_graph_def,
+                       what="pruning workbook.references.graph_prune.prune_graph_def")
+_ns = {}
+exec(PROGRAM.split("with aics.Session")[0], _ns)
+_prog_gd = _ns["g"].as_graph_def()
+kept = prune_fn(_prog_gd, ["c_scaled:0"], ["a:0"])
+pruned_by_you = [n["name"] for n in _prog_gd["node"] if n["name"] not in kept]
+print(f"your pruning keeps {len(kept)} of {len(_prog_gd['node'])} nodes: {kept}")
+print(f"pruned: {pruned_by_you}")
+print(f"the log says: keeping {parsed['kept']} of {parsed['total']}; pruned {parsed['pruned']}")
+assert pruned_by_you == parsed["pruned"] and len(kept) == parsed["kept"]
 
 # %% [markdown]
 # ## 5. 交互：选择取值节点，看剪枝后的图与日志
@@ -424,8 +555,10 @@ assert "Folded node: {{node k}} = Mul" in _log_on and "constant_folding" not in 
 # 版本、系统、CPU、日期与命令见 `data/tf_vlog/README.md`）。日志没有编辑过，约 2,300 行——大部分是 XLA 的算子注册、
 # 内存分配器记录，与本题无关；我们只取打印剪枝、Grappler、放置、执行的几个源文件的行。
 #
-# 先说一个录制时的发现：**TF 2.21 已经不认课本里的 `TF_CPP_MIN_VLOG_LEVEL` 了**，VLOG 级别改由
-# `TF_CPP_MAX_VLOG_LEVEL` 控制（也可以用 `TF_CPP_VMODULE=executor=1,...` 按源文件设置）。
+# 先说一个录制时的发现：**今天的 TensorFlow 已经不认课本里的 `TF_CPP_MIN_VLOG_LEVEL` 了**，VLOG 级别改由
+# `TF_CPP_MAX_VLOG_LEVEL` 控制（也可以用 `TF_CPP_VMODULE=executor=1,...` 按源文件设置）。这不是 2.21 才有的变化：
+# TensorFlow 的 issue #54925（https://github.com/tensorflow/tensorflow/issues/54925 ，2022 年）报告在 TF 2.8 上
+# `TF_CPP_MIN_VLOG_LEVEL` 就已经不再打开 VLOG。课本写于更早的 TF 1.x。
 # 用课本的变量录的第二份日志里只有 `log_device_placement` 打印的 INFO 行：
 
 # %%
@@ -630,6 +763,6 @@ assert len(kernels_of_type(tf_msgs, "Mul")) == 1 and len(kernels_of_type(our_msg
 # %% [markdown]
 # ## 小结
 #
-# * `AICS_MIN_VLOG_LEVEL`（或 TF 的 `TF_CPP_MIN_VLOG_LEVEL`）打开运行时的"内心独白"：1 级剪枝与优化结果，2 级每次改写与放置，3 级每个内核的执行。
+# * `AICS_MIN_VLOG_LEVEL`（或课本的 `TF_CPP_MIN_VLOG_LEVEL`；今天的 TF 用 `TF_CPP_MAX_VLOG_LEVEL`）打开运行时的"内心独白"：1 级剪枝与优化结果，2 级每次改写与放置，3 级每个内核的执行。
 # * 剪枝从取值节点反向遍历，喂值张量截断遍历；Grappler 随后改写剪枝后的图（折叠常量、删除转发节点、融合算子），且从不改变结果。
 # * 计划在第一次 `run` 时建好并缓存，之后的 `run` 只执行——这就是静态图 (static graph) 可以"先优化、后执行"的原因。

@@ -21,16 +21,17 @@
 # 4. 了解 TensorFlow 怎样用 SWIG（1.x 的 `tensorflow/python/tensorflow.i`），以及为什么 2.x 改用 pybind11；
 # 5. 在 aicslib 里看到 Python 算子 → C 内核的边界：把内核注册到 NATIVE 设备上，用 `aics.introspect` 量出调用路径；
 # 6. 测量每种绑定的调用开销 (call overhead) 与吞吐 (throughput)，用小部件比较开销随数组大小的变化；
-# 7. 练习：用 ctypes 声明 `argtypes`/`restype`，正确调用一个编译好的 C 函数。
+# 7. 练习：用 ctypes 声明 `argtypes`/`restype`，正确调用一个编译好的 C 函数；再绑定 C 数学库的 `frexp`，
+#    它通过指针参数 (output parameter) 把第二个结果写回给调用者。
 #
 # C 源码随 `aicslib` 一起安装，第一次用到时由系统的 C 编译器（`cc`/`gcc`）编译，结果缓存在
 # `~/.cache/aicslib/native`（环境变量 `AICS_NATIVE_CACHE` 可改）；以后直接加载。没有编译器时 ctypes 路径给出一次提示并改用 NumPy。
 # SWIG 与 pybind11 在可选依赖 `bindings` 里：`pip install -e '.[bindings]'`。
 #
-# **运行时间**：编译已缓存时约 10 秒（`AICS_FAST=1` 时更短）；第一次运行要先编译，pybind11 的 C++ 编译最慢
-# （在 2 核机器上约 10–30 秒），只编译一次。
+# **运行时间**见下面第一个单元格的输出（编译已缓存时；第一次运行要先编译，pybind11 的 C++ 编译最慢，
+# 第 1 节打印每个绑定准备好所用的时间，只编译一次）。
 #
-# **练习**（自动评分，3 分）在第 8 节；没做完时后面的单元格照样运行。
+# **练习**（自动评分，共 6 分）在第 8 节；没做完时后面的单元格照样运行。
 
 # %%
 import ctypes
@@ -46,8 +47,9 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags, native
 from aicslib.native import timing
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("python-c-bindings")
 FAST = flags.FAST                  # AICS_FAST=1: the quick setting used by CI
 rng = np.random.default_rng(0)
 print("C compiler:", native.find_compiler("c"))
@@ -58,7 +60,7 @@ print("cache folder:", native.cache_dir())
 #
 # `native.load(binding)` 找到编译器、算出"源码 + 编译器 + 编译选项"的哈希、在缓存里找同名文件夹；
 # 没有就在临时文件夹里编译，编译完成后**原子地改名** (atomic rename) 放进缓存——两个进程同时第一次使用也不会读到半个库。
-# 下面记录每个绑定准备好所用的时间：从缓存加载只要几十毫秒，第一次编译则要几秒到几十秒。
+# 下面记录每个绑定准备好所用的时间：从缓存加载很快，第一次编译则慢得多（下面打印本机的数字）。
 
 # %%
 ready_seconds = {}
@@ -250,7 +252,7 @@ assert aics.introspect.native_call_path(matmul_on("/device:CPU:0")) == []   # th
 # 所以边界落在内核调用处；换到 NATIVE 设备，不改一行算子代码，计算就搬进了 C——这正是"前端与内核分离"的好处。
 
 # %% [markdown]
-# ## 8. 练习：用 ctypes 正确调用 C 函数（3 分）
+# ## 8. 练习：用 ctypes 正确调用 C 函数（3 + 3 分）
 #
 # 编译好的库里还有一个函数（声明见第 2 节的头文件）：
 #
@@ -333,6 +335,79 @@ with grading.exercise("ctypes_sdot"):
     _sdot_case(np.arange(12, dtype=np.float32).reshape(3, 4)[:, 1], np.ones(3, np.float32), "a float32 column")
     _sdot_case(_r.standard_normal(100_000).astype(np.float32), _r.standard_normal(100_000), "100000 entries")
     ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 练习：输出参数——绑定 C 数学库的 `frexp`（3 分）
+#
+# C 函数只能返回一个值；要返回第二个，就让调用者传一个**指针**进来，函数把结果写到指针指向的内存里。
+# C 标准库的 `frexp` 就是这样（`<math.h>`）：
+#
+# ```c
+# double frexp(double x, int *exp);   /* 返回 m，并把 e 写进 *exp：x = m * 2^e，0.5 <= |m| < 1（x = 0 时 m = 0、e = 0） */
+# ```
+#
+# 请实现 `frexp(lib, x)`：`lib` 是一个**什么都没声明**的 `ctypes.CDLL`，装的是 C 数学库（`libm`）。
+#
+# * 在 `lib.frexp` 上声明 `argtypes` 与 `restype`，与上面的原型一致（`int *` 用 `ctypes.POINTER(ctypes.c_int)`）；
+# * 准备一个 `ctypes.c_int` 作为 C 写入的地方，用 `ctypes.byref(...)`（或 `ctypes.pointer(...)`）把它的地址传进去；
+# * 返回 `(m, e)`：Python 的 `float` 与 `int`（ctypes 对象的值在 `.value` 里）。不要用 Python 的 `math.frexp`、
+#   NumPy 的 `np.frexp`，也不要调用 aicslib 或 `workbook` 里的函数——测试会检查你在 `lib.frexp` 上声明的类型。
+#
+# 想想：`int *` 若声明成指向 64 位整数的指针，C 写了 4 个字节，另外 4 个字节是什么？
+
+# %%
+import ctypes.util
+
+LIBM = ctypes.util.find_library("m") or ctypes.util.find_library("c")   # the C maths library
+print("C maths library:", LIBM)
+
+# %% nbgrader={"grade": false, "grade_id": "ctypes_frexp", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def frexp(lib, x):
+    ### BEGIN SOLUTION
+    lib.frexp.argtypes = [ctypes.c_double, ctypes.POINTER(ctypes.c_int)]
+    lib.frexp.restype = ctypes.c_double
+    exponent = ctypes.c_int(0)
+    mantissa = lib.frexp(x, ctypes.byref(exponent))
+    return float(mantissa), exponent.value
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ctypes_frexp_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Autograded check (locked): lib.frexp's declared argtypes and restype against C's prototype
+# double frexp(double, int *), and (m, e) against the definition (m * 2**e == x, 0.5 <= |m| < 1)
+# for normal, subnormal, negative, zero and integer x; no call into aicslib or the workbook.
+def _frexp_case(x):
+    lib = ctypes.CDLL(LIBM)                          # a fresh CDLL: nothing declared
+    got = grading.no_library_calls(frexp, lib, x, what="frexp", how="through lib.frexp with ctypes")
+    problem = _bindings_reference.frexp_declaration_problem(lib.frexp)
+    grading.check(problem is None, f"frexp(lib, {x!r}): {problem}")
+    grading.check(isinstance(got, tuple) and len(got) == 2,
+                  f"frexp(lib, {x!r}) returned {got!r}: expected a tuple (m, e)")
+    m, e = got
+    grading.check(isinstance(m, float) and isinstance(e, int) and not isinstance(e, bool),
+                  f"frexp(lib, {x!r}) returned ({type(m).__name__}, {type(e).__name__}): expected (float, int); "
+                  f"a ctypes.c_int holds its value in .value")
+    x = float(x)
+    ok = (m == 0.0 and e == 0) if x == 0 else (0.5 <= abs(m) < 1 and m * 2.0 ** e == x)
+    want_e = 0 if x == 0 else int(np.floor(np.log2(abs(x)))) + 1 if abs(x) >= 2.0 ** -1022 else None
+    grading.check(ok, f"frexp(lib, {x!r}) returned m = {m!r}, e = {e!r}; expected 0.5 <= |m| < 1 and m * 2**e == x"
+                      + (f" (e = {want_e})" if want_e is not None else "")
+                      + ". Hint: the exponent is what C wrote into the int your pointer points to")
+
+
+with grading.exercise("ctypes_frexp"):
+    for _x in (8.0, 1.0 / 3.0, -1e-300):
+        _frexp_case(_x)
+    ### BEGIN HIDDEN TESTS
+    for _hidden_x in (0.0, 7, 5e-324, -2.5e307, 0.75, float(2 ** 40 + 1)):
+        _frexp_case(_hidden_x)
+    ### END HIDDEN TESTS
+
+# %%
+frexp_fn = grading.use("ctypes_frexp", frexp, _bindings_reference.frexp, what="binding workbook.references.bindings.frexp")
+for _x in (8.0, 0.1, -3.0, 2.0 ** -1074):
+    _m, _e = frexp_fn(ctypes.CDLL(LIBM), _x)
+    print(f"frexp({_x!r:>24}) = ({_m!r}, {_e})   check: m * 2**e = {_m * 2.0 ** _e!r}")
 
 # %% [markdown]
 # ## 9. 测量：调用开销与吞吐

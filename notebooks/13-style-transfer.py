@@ -24,17 +24,17 @@
 # 6. 用 `RunMetadata` 把一步训练的时间按层的类型（卷积 / ReLU / 池化 / 损失 / 优化器）拆开；
 # 7. 用小部件 (widget) 改变内容与风格的权重比 α/β，体会讲义里“α/β 越大，内容越具象”。
 #
-# **关于权重**：讲义读入在 ImageNet 上训练好的 `vgg19.npy`（约 550 MB）。仓库里不能附带、运行时也不能下载，
+# **关于权重**：讲义读入在 ImageNet 上训练好的 `vgg19.npy`（含全连接层的全部参数，个数见第 1 节的输出，每个 4 字节）。仓库里不能附带、运行时也不能下载，
 # 所以没有权重文件时，本章用**随机初始化**的 VGG19（He 正态初始化，见第 1 节）。这会改变什么，要说清楚：
 # 随机的多尺度卷积特征仍能刻画纹理的统计量（Ustyuzhaninov 等 2017 证明了用随机浅层网络也能合成自然纹理），
 # 所以风格迁移照样能跑、能看出颜色与笔触的迁移；但随机特征不“认识”物体，内容只能以边缘和色块的形式保留，
 # 效果明显弱于 ImageNet 权重。若你有 `vgg19.npy` 或 `.npz`，放到 `data/vgg19/`，笔记本会自动使用它（见第 1 节）。
 #
-# **运行时间**：完整设置（128×128 图像、200 步；α/β 小部件 5 个比值各 100 步，64×64）在空闲的 2 核 CPU 上约 3–5 分钟（CPU 时间约 290 秒）
-# （机器上同时有别的任务时会慢好几倍）；`AICS_FAST=1`（CI）时图像 32×32、步数很少，整个笔记本约 20 秒，代码路径完全相同。
+# **运行时间**见下面第一个单元格的输出（完整设置：128×128 图像、200 步，α/β 的 5 个比值各 100 步、64×64；
+# `AICS_FAST=1` 时图像更小、步数很少，代码路径完全相同；机器上同时有别的任务时会慢好几倍）。
 #
-# **练习**（自动评分，3 分）在第 3 节：用 aicslib 的算子写出一层的风格损失。没做完也不影响后面的单元格，
-# 训练用的是 `aicslib.models.style_transfer` 里的参考实现。
+# **练习**（自动评分，共 6 分）：第 2 节数清 VGG19 卷积部分的乘加与浮点运算次数，第 3 节用 aicslib 的算子写出
+# 一层的风格损失。没做完也不影响后面的单元格（改用参考实现，并说明）。
 
 # %%
 import collections
@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 import ipywidgets as widgets
 from IPython.display import display
 from tqdm.auto import tqdm
@@ -52,8 +53,9 @@ import aicslib as aics
 from aicslib import flags
 from aicslib.datasets import images
 from aicslib.models import style_transfer, vgg19
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("style-transfer")
 FAST = flags.FAST               # AICS_FAST=1: the quick setting used by CI (same code path)
 SEED = 0
 np.random.seed(SEED)
@@ -194,6 +196,11 @@ if not weight_files:
 # 按层名（名字作用域 `conv1_1/…`）汇总；每层的激活内存 = 输出元素数 × 4 字节，权重内存 = 参数个数 × 4 字节。
 # 浅层激活大（224×224 个位置、64 个通道），深层权重大（512×512 个 3×3 卷积核），下面打印了各自最大的一层；
 # 训练时反向传播要用到前向的激活，所以要一直留着它们，激活内存才是训练时的大头。
+# 下面第一张图里蓝色柱是卷积层（卷积 + 偏置 + ReLU），绿色柱是池化层：池化几乎不花时间。
+#
+# 浮点运算数：一个 3×3 卷积层的每个输出元素要做 $3\times3\times C_{in}$ 次乘加 (multiply-add, MAC)，
+# 一次乘加算 2 次浮点运算 (FLOP)。He et al.（ResNet 论文，2016）写 VGG-19 有 "19.6 billion FLOPs"，并注明数的是乘加；
+# 按浮点运算数要翻一倍——下面打印两者（本节末的练习让你自己数一遍）。
 
 # %%
 img224 = load_image(CONTENT_NAME, 224)          # (eagerly, before entering the graph)
@@ -219,7 +226,7 @@ w_mb = [(np.prod(vgg19.WEIGHT_SHAPES[k][0]) + np.prod(vgg19.WEIGHT_SHAPES[k][1])
         if k in vgg19.WEIGHT_SHAPES else 0 for k in layers]
 flops = sum(2 * np.prod(shapes224[k]) * 9 * vgg19.WEIGHT_SHAPES[k][0][2] for k in vgg19.CONV_LAYERS)
 print(f"224x224 forward (conv part): {forward_s * 1000:.0f} ms, {flops / 1e9:.1f} GFLOP "
-      f"-> {flops / forward_s / 1e9:.1f} GFLOP/s")
+      f"({flops / 2 / 1e9:.2f} G multiply-adds, 2 FLOPs each) -> {flops / forward_s / 1e9:.1f} GFLOP/s")
 print(f"activations {sum(act_mb):.1f} MB, weights {sum(w_mb):.1f} MB")
 _big_act, _big_w = int(np.argmax(act_mb)), int(np.argmax(w_mb))
 print(f"largest activation: {layers[_big_act]} {shapes224[layers[_big_act]]} = {act_mb[_big_act]:.1f} MB; "
@@ -229,12 +236,83 @@ assert pool5.shape == (1, 7, 7, 512) and abs(sum(w_mb) - 20_024_384 * 4 / 2 ** 2
 fig, (a0, a1) = plt.subplots(2, 1, figsize=(10, 5), sharex=True)
 x = np.arange(len(layers))
 a0.bar(x, [layer_ms.get(k, 0) for k in layers], color=["C0" if k.startswith("conv") else "C2" for k in layers])
+a0.legend(handles=[Patch(color="C0", label="conv layer (conv + bias + ReLU)"), Patch(color="C2", label="pooling layer")],
+          loc="upper right", fontsize=8)
 a0.set_ylabel("time (ms)"); a0.set_title(f"VGG19 forward at 224x224: {forward_s * 1000:.0f} ms in total")
 a1.bar(x - 0.2, act_mb, 0.4, label="activations"); a1.bar(x + 0.2, w_mb, 0.4, label="weights")
 a1.set_yscale("log"); a1.set_ylim(top=100); a1.set_ylabel("MB"); a1.legend(loc="upper center", ncol=2)
 a1.set_xticks(x)
 a1.set_xticklabels(layers, rotation=90, fontsize=7)
 plt.tight_layout(); plt.show()
+
+# %% [markdown]
+# ### 练习：数清 VGG19 卷积部分的运算量（3 分）
+#
+# 补全 `vgg19_conv_cost(size)`：输入是 `(1, size, size, 3)` 的图像，返回 VGG19 的 16 个卷积层（不含偏置、ReLU、池化与
+# 全连接层）一次前向的 `(multiply_adds, flops)`，两个 Python 整数，`flops = 2 * multiply_adds`。
+#
+# * 层名按顺序在 `vgg19.CONV_LAYERS` 里（`"conv1_1"` … `"conv5_4"`），每层卷积核的形状是 `vgg19.WEIGHT_SHAPES[name][0]`，
+#   即 `(3, 3, C_in, C_out)`；卷积步长 1、`SAME` 填充，输出与输入同样大小；
+# * 第 $b$ 段（`conv{b}_*`）之前经过了 $b-1$ 次池化，每次 2×2 窗口、步长 2、**`SAME` 填充**（`vgg19.pool_layer`）——
+#   边长为奇数时想一想输出是多大；
+# * 只用 Python 的算术（或 NumPy），不要搭网络、不要调用 aicslib 或 `workbook` 里的函数。
+
+# %% nbgrader={"grade": false, "grade_id": "vgg19_conv_cost", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def vgg19_conv_cost(size):
+    ### BEGIN SOLUTION
+    macs = 0
+    for name in vgg19.CONV_LAYERS:
+        kh, kw, c_in, c_out = vgg19.WEIGHT_SHAPES[name][0]
+        side = size
+        for _ in range(int(name[4]) - 1):        # conv{b}_i: b - 1 SAME poolings before it
+            side = -(-side // 2)
+        macs += side * side * c_out * kh * kw * c_in
+    return macs, 2 * macs
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "vgg19_conv_cost_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Autograded check (locked): against the shapes a built VGG19 graph infers for each layer (an
+# independent count), for even and odd sizes (SAME pooling rounds up); Python ints; no call into
+# aicslib or the workbook.
+from workbook.references import style as _style_reference
+
+
+def _cost_case(size):
+    got = grading.no_library_calls(vgg19_conv_cost, size, what="vgg19_conv_cost",
+                                   how="from vgg19.CONV_LAYERS and vgg19.WEIGHT_SHAPES with Python's arithmetic")
+    grading.check(isinstance(got, tuple) and len(got) == 2,
+                  f"vgg19_conv_cost({size}) returned {got!r}: expected a tuple (multiply_adds, flops)")
+    grading.check(all(isinstance(v, (int, np.integer)) for v in got),
+                  f"vgg19_conv_cost({size}) returned {tuple(type(v).__name__ for v in got)}: expected two integers")
+    want = _style_reference.conv_cost_from_graph(size)
+    grading.check(int(got[0]) == want[0],
+                  f"vgg19_conv_cost({size}): expected {want[0]:,} multiply-adds, got {int(got[0]):,} "
+                  f"({int(got[0]) / want[0]:.4g} times). Hint: per layer H*W*C_out*3*3*C_in, with H = W = the side "
+                  f"after b-1 SAME 2x2 poolings (each rounds an odd side up)")
+    grading.check(int(got[1]) == want[1], f"vgg19_conv_cost({size}): expected {want[1]:,} FLOPs, got "
+                                          f"{int(got[1]):,}. Hint: one multiply-add is 2 floating-point operations")
+
+
+with grading.exercise("vgg19_conv_cost"):
+    _cost_case(32)
+    _cost_case(224)
+    ### BEGIN HIDDEN TESTS
+    _cost_case(100)      # 100 -> 50 -> 25 -> 13 -> 7: SAME pooling rounds up
+    _cost_case(37)
+    _cost_case(1)
+    grading.check(vgg19_conv_cost(224)[1] == flops,
+                  f"vgg19_conv_cost(224) gives {vgg19_conv_cost(224)[1]:,} FLOPs; the traced 224x224 network above "
+                  f"gives {int(flops):,}")
+    ### END HIDDEN TESTS
+
+# %%
+cost_fn = grading.use("vgg19_conv_cost", vgg19_conv_cost, _style_reference.conv_cost,
+                      what="count workbook.references.style.conv_cost")
+macs224, flops224 = cost_fn(224)
+print(f"VGG19 conv part at 224x224: {macs224 / 1e9:.2f} G multiply-adds = {flops224 / 1e9:.1f} GFLOP; "
+      f"the forward pass above ran at {flops224 / forward_s / 1e9:.1f} GFLOP/s")
+
 
 # %% [markdown]
 # ## 3. 风格迁移的损失（讲义第 2 步：定义损失函数）
@@ -482,7 +560,7 @@ plt.ylabel("ms"); plt.title(f"one training step by layer type ({SIZE}x{SIZE})");
 # ## 7. 动手试一试：α/β 越大，内容越具象
 #
 # 讲义用 $10^{-4}$ 到 $10^{-1}$ 四个比值说明：内容损失的权重 α 相对风格权重 β 越大，结果越像内容图；越小，越像风格图的纹理。
-# 这里先为几个比值各训练一张小图（`AICS_FAST` 时 24×24、几步，小部件因此是即时的），并排显示；滑块选中的比值加红框。
+# 这里先为几个比值各训练一张小图（`AICS_FAST` 时 24×24、几步），并排显示。
 # 几个比值共用一张图：α、β 是图里不可训练的变量，`reset(alpha, beta)` 重新初始化输入图像与 Adam 的状态后再训练。
 # 随机权重下各损失的量级与 ImageNet 权重不同，所以“起作用”的比值区间也会平移：这里取 $10^{-2}$ 到 $10^{2}$。
 # 训练结束时，α/β 越大，内容损失越小、风格损失越大（下面用断言检查）。
@@ -502,33 +580,81 @@ for r in RATIOS:
     print(f"alpha/beta = {r:<6g} content loss {results[r][1][1]:10.4g}   style loss {results[r][1][2]:10.4g}")
 assert results[RATIOS[-1]][1][1] < results[RATIOS[0]][1][1], "larger alpha/beta: closer to the content"
 assert results[RATIOS[-1]][1][2] > results[RATIOS[0]][1][2], "smaller alpha/beta: closer to the style"
+fig, axes = plt.subplots(1, len(RATIOS) + 2, figsize=(1.7 * (len(RATIOS) + 2), 2.3))
+axes[0].imshow(vgg19.deprocess_image(w_content)); axes[0].set_title("content", fontsize=8)
+axes[1].imshow(vgg19.deprocess_image(w_style)); axes[1].set_title("style", fontsize=8)
+for ax, r in zip(axes[2:], RATIOS):
+    ax.imshow(results[r][0]); ax.set_title(f"α/β={r:g}", fontsize=8)
+for ax in axes:
+    ax.set_xticks([]); ax.set_yticks([])
+plt.show()
+
+# %% [markdown]
+# 上面一排是预先算好的几个比值。下面的小部件对**任意**比值现算：滑块每停在一个新的 α/β 上，就从同一张初始图像、
+# 新的 Adam 状态出发，以这个权重比训练 `LIVE_STEPS` 步（小图，几秒钟），显示得到的图像，并画出加权后的两项损失
+# $\alpha L_{content}$ 与 $\beta L_{style}$ 的大小（对数坐标）——开始时与训练后，标题给出内容项在总损失中的占比。
+# 大的那一项主导梯度：
+# 风格项占优时图像先学纹理与颜色，内容项占优时图像留在内容图附近。同一个比值再选一次，显示的是同一次计算的结果。
+
+# %%
+LIVE_SIZE, LIVE_STEPS = 24, (4 if FAST else 12)
+live_content = load_image(CONTENT_NAME, LIVE_SIZE)
+live = style_transfer.SessionStyleTransfer(live_content, load_image(STYLE_NAME, LIVE_SIZE), weights, seed=SEED)
+live_results = {}            # alpha/beta -> (image, weighted terms at the start, after LIVE_STEPS steps)
+
+
+def weighted_terms(r):
+    _, content, style = live.losses()
+    return np.array([r * content, style])          # alpha * L_content, beta * L_style (beta = 1)
+
+
+def train_at(r):
+    if r not in live_results:
+        live.reset(alpha=r, beta=1.0)              # same start image, fresh Adam state
+        start = weighted_terms(r)
+        live.run(LIVE_STEPS)
+        live_results[r] = (vgg19.deprocess_image(live.image()), start, weighted_terms(r))
+    return live_results[r]
+
 
 out = widgets.Output()
-ratio = widgets.SelectionSlider(options=[(f"{r:g}", r) for r in RATIOS], value=1.0, description="α/β")
+ratio = widgets.FloatLogSlider(value=1.0, base=10, min=-2, max=2, step=0.25, readout_format=".3g",
+                               description="α/β (content weight / style weight)",
+                               style={"description_width": "initial"}, layout=widgets.Layout(width="480px"))
 
 
-def show_ratios(_=None):
+def show_ratio(_=None):
+    r = float(ratio.value)
     with out:
         out.clear_output(wait=True)
-        fig, axes = plt.subplots(1, len(RATIOS) + 2, figsize=(1.7 * (len(RATIOS) + 2), 2.3))
-        axes[0].imshow(vgg19.deprocess_image(w_content)); axes[0].set_title("content", fontsize=8)
-        axes[1].imshow(vgg19.deprocess_image(w_style)); axes[1].set_title("style", fontsize=8)
-        for ax, r in zip(axes[2:], RATIOS):
-            ax.imshow(results[r][0])
-            ax.set_title(f"α/β={r:g}", fontsize=8, color="red" if r == ratio.value else "black")
-            if r == ratio.value:
-                for s in ax.spines.values():
-                    s.set_edgecolor("red"); s.set_linewidth(3)
-        for ax in axes:
-            ax.set_xticks([]); ax.set_yticks([])
-        plt.show()
-        total, content, style = results[ratio.value][1]
-        print(f"α/β = {ratio.value:g}: content loss {content:.3g}, style loss {style:.3g}")
+        print(f"training {LIVE_STEPS} steps at α/β = {r:.3g} ({LIVE_SIZE}x{LIVE_SIZE}) ...")
+        img, start, end = train_at(r)
+        out.clear_output(wait=True)
+        fig, axes = plt.subplots(1, 4, figsize=(11, 2.6), gridspec_kw={"width_ratios": [1, 1, 1, 2.4]})
+        for ax, im, title in zip(axes, (vgg19.deprocess_image(live_content), vgg19.deprocess_image(live.init), img),
+                                 ("content", "start image", f"after {LIVE_STEPS} steps")):
+            ax.imshow(im); ax.set_title(title, fontsize=8); ax.set_xticks([]); ax.set_yticks([])
+        ax = axes[3]
+        xs = np.arange(2)
+        ax.bar(xs - 0.2, start, 0.4, color="0.6", label="start image")
+        ax.bar(xs + 0.2, end, 0.4, color="C0", label=f"after {LIVE_STEPS} steps")
+        ax.set_yscale("log"); ax.set_xticks(xs, ["α·L_content", "β·L_style"]); ax.set_ylabel("weighted loss term")
+        ax.set_ylim(top=max(start.max(), end.max()) * 30)
+        ax.legend(fontsize=7, loc="upper left", ncol=2)
+        ax.set_title(f"α/β = {r:.3g}: the content term is {start[0] / start.sum():.1%} of the total at the start",
+                     fontsize=8)
+        plt.tight_layout(); plt.show()
+        print(f"α/β = {r:.3g}: α·L_content {start[0]:.3g} -> {end[0]:.3g}, β·L_style {start[1]:.3g} -> {end[1]:.3g}")
 
 
-ratio.observe(show_ratios, "value")
+ratio.observe(show_ratio, "value")
 display(widgets.VBox([ratio, out]))
-show_ratios()
+show_ratio()
+
+# %%
+_img_lo, _, _end_lo = train_at(0.01)
+_img_hi, _, _end_hi = train_at(100.0)
+assert _end_hi[0] / _end_hi.sum() > _end_lo[0] / _end_lo.sum(), "a larger alpha/beta gives the content term more weight"
 
 # %% [markdown]
 # ## 小结

@@ -1,9 +1,10 @@
 """Plausible wrong answers for notebook 08 (graph pruning and VLOG logs), and other correct ones, keyed
 by grade_id.
 
-Each replaces the body of ``parse_vlog`` between ``result = {...}`` and ``return result``; a wrong one
-must lose the exercise's 3 points inside its locked test cell, a correct one must score them. Most wrong
-answers are a right parser with one mistake, so each is caught for its own reason."""
+Each replaces the body of ``parse_vlog`` between ``result = {...}`` and ``return result`` (or the
+body of ``prune_graph_def``); a wrong one must lose the exercise's 3 points inside its locked test
+cell, a correct one must score them. Most wrong answers are a right answer with one mistake, so each
+is caught for its own reason."""
 
 # A right parser: the first run only (it ends at a second pruning line or where a node executes again).
 _RIGHT = """
@@ -35,7 +36,71 @@ def _with(old, new):
     return _RIGHT.replace(old, new)
 
 
+# A right pruning, with the steps a wrong answer changes in braces.
+_PRUNE = """
+def split(name):
+    if name.startswith("^"):
+        return name[1:], None
+    node, sep, port = name.rpartition(":")
+    return (node, int(port)) if sep and port.isdigit() else (name, 0)
+nodes = {{n["name"]: n for n in graph_def["node"]}}
+fed = {FED}
+needed = set()
+stack = {START}
+while stack:
+    name = stack.pop()
+    if name in needed:
+        continue
+    needed.add(name)
+    for inp in nodes[name]["input"]:
+        src, port = split(inp)
+        if {FOLLOW}:
+            stack.append(src)
+return {RESULT}
+"""
+_PRUNE_RIGHT = dict(FED="{split(t) for t in feeds}",
+                    START='[split(f)[0] for f in fetches if not (":" in f and split(f) in fed)]',
+                    FOLLOW="port is None or (src, port) not in fed",
+                    RESULT='[n["name"] for n in graph_def["node"] if n["name"] in needed]')
+
+
+def _prune(**wrong):
+    return _PRUNE.format(**{**_PRUNE_RIGHT, **wrong})
+
+
 WRONG_ANSWERS = {
+    "prune_graph_def": {
+        # data edges only: a node needed through a control edge (^x) is pruned
+        "ignores_control_edges": _prune(FOLLOW="port is not None and (src, port) not in fed"),
+        # feeds ignored: the fed placeholder (and everything above a fed tensor) is kept
+        "ignores_feeds": _prune(FED="set()"),
+        # a fed tensor cuts its whole node: split is dropped though split:0 is still read
+        "cuts_the_whole_node": _prune(FED="{split(t)[0] for t in feeds}",
+                                      START="[split(f)[0] for f in fetches if split(f)[0] not in fed]",
+                                      FOLLOW="port is None or src not in fed"),
+        # compares input strings with feed names: "n3" never equals "n3:0", so nothing is cut
+        "feed_names_compared_as_strings": _prune(FED="set(feeds)",
+                                                 START="[split(f)[0] for f in fetches if f not in fed]",
+                                                 FOLLOW="inp.lstrip('^') not in fed"),
+        # a fetch that is itself fed still runs its producer
+        "runs_a_fed_fetch": _prune(START="[split(f)[0] for f in fetches]"),
+        # the right set, alphabetical: graph_def's order is lost
+        "sorted_not_graph_order": _prune(RESULT="sorted(needed)"),
+        # the runtime's own pruning, called
+        "calls_the_library": """
+import aicslib as aics
+from aicslib.visualize import needed_ops as _needed
+g = aics.Graph()
+with g.as_default():
+    aics.import_graph_def(graph_def, name="")
+needed = _needed(g, list(fetches), feeds={g.get_tensor_by_name(t): 0.0 for t in feeds})
+return [n["name"] for n in graph_def["node"] if n["name"] in needed]
+""",
+        "copies_the_package_reference": """
+from workbook.references.graph_prune import prune_graph_def as _reference
+return _reference(graph_def, fetches, feeds)
+""",
+    },
     "parse_vlog": {
         # the kernels' order is what 5.10 asks about; sorting it loses the topological order
         "execution_order_sorted": _RIGHT + """
@@ -106,6 +171,29 @@ return _reference(text)
 }
 
 CORRECT_ANSWERS = {
+    "prune_graph_def": {
+        # recursion over the consumers' inputs with a memo, fed tensors as "name:port" strings
+        "recursive_with_port_strings": """
+nodes = {n["name"]: n for n in graph_def["node"]}
+fed = {t if ":" in t else t + ":0" for t in feeds}
+needed = set()
+def visit(name):
+    if name in needed:
+        return
+    needed.add(name)
+    for inp in nodes[name]["input"]:
+        if inp.startswith("^"):
+            visit(inp[1:])
+        elif (inp if ":" in inp else inp + ":0") not in fed:
+            visit(inp.split(":")[0])
+for f in fetches:
+    if ":" in f and f in fed:
+        continue
+    visit(f.split(":")[0])
+order = [n["name"] for n in graph_def["node"]]
+return sorted(needed, key=order.index)
+""",
+    },
     "parse_vlog": {
         # runs told apart by the step id of the 'Process node: ID step N' lines
         "step_ids": """

@@ -1,10 +1,52 @@
 """Plausible wrong answers for notebook 11 (Python calling C), keyed by grade_id.
 
-Each replaces the body of ``sdot(lib, x, y)``; each must lose the exercise's 3 points.
+Each replaces the body of ``sdot(lib, x, y)`` or ``frexp(lib, x)``; each must lose its exercise's 3 points.
 None of them may crash the kernel (a wrong pointer width would): they declare the
 arguments as pointers and hand over buffers at least as long as what C reads."""
 
+# frexp with one declaration or step changed
+_FREXP = """
+lib.frexp.argtypes = [{X}, ctypes.POINTER({E})]
+{RESTYPE}
+exponent = {E}(0)
+mantissa = lib.frexp(x, ctypes.byref(exponent))
+return {RESULT}
+"""
+_FREXP_RIGHT = dict(X="ctypes.c_double", E="ctypes.c_int", RESTYPE="lib.frexp.restype = ctypes.c_double",
+                    RESULT="float(mantissa), exponent.value")
+
+
+def _frexp(**wrong):
+    return _FREXP.format(**{**_FREXP_RIGHT, **wrong})
+
+
 WRONG_ANSWERS = {
+    "ctypes_frexp": {
+        # restype left at ctypes' default (int): the double C returns is never read
+        "restype_not_declared": _frexp(RESTYPE="pass", RESULT="mantissa, exponent.value"),
+        # a float restype: ctypes reads 32 bits of the 64-bit double
+        "restype_c_float": _frexp(RESTYPE="lib.frexp.restype = ctypes.c_float"),
+        # x declared float: ctypes hands C a float where it reads a double
+        "argument_c_float": _frexp(X="ctypes.c_float"),
+        # int * declared as a pointer to a 64-bit long: C writes 4 of its 8 bytes (wrong for negative e)
+        "exponent_pointer_c_long": _frexp(E="ctypes.c_long"),
+        # the ctypes object itself returned instead of its .value
+        "returns_the_c_int_object": _frexp(RESULT="float(mantissa), exponent"),
+        # Python's own frexp: right numbers, no C binding at all
+        "python_math_frexp": """
+import math
+return math.frexp(x)
+""",
+        # NumPy's: NumPy types, and no binding
+        "numpy_frexp": """
+m, e = np.frexp(x)
+return m, e
+""",
+        "copies_the_package_reference": """
+from workbook.references.bindings import frexp as _reference
+return _reference(lib, x)
+""",
+    },
     "ctypes_sdot": {
         # restype left at ctypes' default (int): the float returned in a register is never read
         "restype_not_declared": """
@@ -101,6 +143,17 @@ return float32_dot(x, y)
 }
 
 CORRECT_ANSWERS = {
+    "ctypes_frexp": {
+        # c_int32 (the same type as c_int here), ctypes.pointer instead of byref, restype declared first
+        "pointer_and_c_int32": """
+fn = lib.frexp
+fn.restype = ctypes.c_double
+fn.argtypes = (ctypes.c_double, ctypes.POINTER(ctypes.c_int32))
+e = ctypes.c_int32()
+m = fn(float(x), ctypes.pointer(e))
+return m, int(e.value)
+""",
+    },
     "ctypes_sdot": {
         # NumPy's ndpointer as argtypes: ctypes checks dtype and contiguity and passes the arrays
         "ndpointer_argtypes": """

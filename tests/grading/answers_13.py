@@ -1,6 +1,49 @@
-"""Wrong answers for notebook 13 (VGG19 and style transfer): the exercise ``style_layer_loss``."""
+"""Wrong answers for notebook 13 (VGG19 and style transfer): the exercises ``vgg19_conv_cost`` and
+``style_layer_loss``, and other correct answers for them."""
+
+# A right count; a wrong answer changes one step in braces.
+_COST = """
+macs = 0
+for name in {LAYERS}:
+    kh, kw, c_in, c_out = vgg19.WEIGHT_SHAPES[name][0]
+    side = size
+    for _ in range(int(name[4]) - 1):
+        side = {HALVE}
+    macs += side * side * {CHANNELS}
+return {RESULT}
+"""
+_COST_RIGHT = dict(LAYERS="vgg19.CONV_LAYERS", HALVE="-(-side // 2)", CHANNELS="c_out * kh * kw * c_in",
+                   RESULT="macs, 2 * macs")
+
+
+def _cost(**wrong):
+    return _COST.format(**{**_COST_RIGHT, **wrong})
 
 WRONG_ANSWERS = {
+    "vgg19_conv_cost": {
+        # a multiply-add counted as one FLOP: the "about 20 billion FLOPs" mistake
+        "flops_equal_multiply_adds": _cost(RESULT="macs, macs"),
+        # VALID-style pooling: an odd side rounds down (100 -> 50 -> 25 -> 12), VGG19's SAME rounds up
+        "pooling_rounds_down": _cost(HALVE="side // 2"),
+        # no pooling at all: every layer at the input's size
+        "forgets_the_pooling": _cost(HALVE="side"),
+        # C_out * C_out: wrong for the first conv of each block (conv1_1 has 3 input channels)
+        "output_channels_squared": _cost(CHANNELS="c_out * kh * kw * c_out"),
+        # the 3x3 window forgotten: a 1x1 convolution's count
+        "forgets_the_window": _cost(CHANNELS="c_out * c_in"),
+        # builds the network and counts from the graph's shapes (calls the library)
+        "calls_the_library": """
+with aics.Graph().as_default():
+    net = vgg19.build_vgg19(vgg19.random_weights(0), image_shape=(size, size))
+    macs = sum(int(np.prod(net[n].shape.as_list())) * int(np.prod(vgg19.WEIGHT_SHAPES[n][0][:3]))
+               for n in vgg19.CONV_LAYERS)
+return macs, 2 * macs
+""",
+        "copies_the_package_reference": """
+from workbook.references.style import conv_cost
+return conv_cost(size)
+""",
+    },
     "style_layer_loss": {
         # forgets the 4 in 1 / (4 N^2 M^2): four times too large.
         "missing_factor_4": """
@@ -79,6 +122,21 @@ return aics.constant(np.float32(layer_loss(features.numpy(), np.asarray(target_g
 }
 
 CORRECT_ANSWERS = {
+    "vgg19_conv_cost": {
+        # math.ceil on the halved side, and the sum written with NumPy (cast back to Python ints)
+        "ceil_and_numpy": """
+import math
+rows = []
+for name in vgg19.CONV_LAYERS:
+    shape = vgg19.WEIGHT_SHAPES[name][0]
+    side = size
+    for _ in range(int(name[len("conv")]) - 1):
+        side = math.ceil(side / 2)
+    rows.append(side * side * int(np.prod(shape)))
+macs = int(np.sum(np.array(rows, dtype=np.int64)))
+return macs, macs * 2
+""",
+    },
     "style_layer_loss": {
         # an explicit transpose instead of transpose_a, the constant split in two divisions
         "transpose_then_matmul": """

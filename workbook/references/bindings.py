@@ -85,3 +85,43 @@ def declaration_problem(fn):
         if problem:
             return "lib.aics_sdot." + problem
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The second exercise: C's frexp from the C maths library, with an output parameter.
+#
+#     double frexp(double x, int *exp);      /* x = m * 2^exp, 0.5 <= |m| < 1 (m = 0 for x = 0) */
+
+
+def frexp_declaration_problem(fn):
+    """None if ctypes function ``fn`` is declared as ``double frexp(double, int *)``, else what is
+    wrong, in a sentence for the student."""
+    restype, argtypes = fn.restype, fn.argtypes
+    if restype is not ctypes.c_double:
+        why = {ctypes.c_int: "ctypes' default, c_int: the double the C function returns is never read",
+               ctypes.c_float: "the C function returns a double (64 bits): a float would read the wrong register "
+                               "or lose precision"}.get(restype, "not the C function's double")
+        return f"lib.frexp.restype is {_name(restype)} ({why}); declare restype = ctypes.c_double"
+    if not argtypes or len(argtypes) != 2:
+        return f"lib.frexp.argtypes is {argtypes!r}: declare the two parameter types of (double x, int *exp)"
+    if argtypes[0] is not ctypes.c_double:
+        return (f"lib.frexp.argtypes[0] is {_name(argtypes[0])}, but the header declares double x: declare "
+                f"ctypes.c_double (a c_float would round x to float32 before C sees it)")
+    t = argtypes[1]
+    if not (isinstance(t, type) and issubclass(t, ctypes._Pointer)):
+        return (f"lib.frexp.argtypes[1] is {_name(t)}, but the header declares int *exp, a pointer to where C "
+                f"writes the exponent: declare ctypes.POINTER(ctypes.c_int)")
+    if not (t._type_ in (ctypes.c_int, ctypes.c_int32) and ctypes.sizeof(t._type_) == 4):
+        return (f"lib.frexp.argtypes[1] is {_name(t)}, but int *exp points to a 32-bit int: C writes 4 bytes, "
+                f"the rest of a {8 * ctypes.sizeof(t._type_)}-bit buffer keeps what it held. Declare "
+                f"ctypes.POINTER(ctypes.c_int)")
+    return None
+
+
+def frexp(lib, x):
+    """(m, e) from C's frexp through ``lib`` (a ctypes.CDLL of the C maths library)."""
+    lib.frexp.argtypes = [ctypes.c_double, ctypes.POINTER(ctypes.c_int)]
+    lib.frexp.restype = ctypes.c_double
+    e = ctypes.c_int(0)
+    m = lib.frexp(float(x), ctypes.byref(e))
+    return float(m), int(e.value)
