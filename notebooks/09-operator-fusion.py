@@ -732,7 +732,7 @@ def _rewrite_case(twists, fetches, matches=None, seed=0):
     fetch = list(fetches) + [m[2] + ":0" for m in matches]
     try:
         got_values = run_graph_def(got, fetch, feed)
-    except Exception as exc:  # noqa: BLE001 - the graph the student built is the feedback
+    except Exception as exc:
         raise grading.CheckFailed(f"{call}: the rewritten GraphDef does not run: {type(exc).__name__}: {exc}")
     for t, a, b in zip(fetch, run_graph_def(gd, fetch, feed), got_values):
         grading.check_array(b, a, f"{t} in the rewritten graph (against the original graph's)")
