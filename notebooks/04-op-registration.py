@@ -24,14 +24,17 @@
 #
 # 1. 用内省 (introspection) 工具 `aics.introspect` 找到任意算子的定义、kernel 和梯度在源码中的位置，并与 TensorFlow 的源文件逐一对照；
 # 2. 用数值梯度检查 (numerical gradient check) 验证梯度；弄清 MaxPool 在窗口里出现并列最大值 (tie) 时梯度交给谁；
-# 3. 完全在 Python 里注册一个新算子 `PowerDifference`（AICS 实验里的 $(x-y)^{pow}$）：OpDef + kernel + 梯度，并在 eager、静态图 (graph) 和 `aics.function` 中使用它；
+# 3. **实验**：自己加一个新算子 `PowerDifference`（AICS 实验里的 $(x-y)^{pow}$）：OpDef 与形状函数、CPU kernel、梯度，
+#    并在 eager、静态图 (graph) 和 `aics.function` 中使用它；
 # 4. 用活的对象一步步走完注册流程：spec 字符串 → `OpDefBuilder` → `OpDef` → 注册表 (registry)；kernel 按设备和 dtype 注册、运行时查找；软放置 (soft placement)；
-# 5. 练习：给故意没有梯度的 `Tan` 注册梯度，并通过数值检查。
+# 5. 练习：给故意没有梯度的 `Tan` 注册梯度，并通过数值检查；
+# 6. **实验**：自己写图上的 `gradients(ys, xs, grad_ys)`（反向拓扑序、扇出累加、`stop_gradient`），再用它训练一个真正的 TF1 程序。
 #
-# **运行时间**：完整设置下在笔记本电脑上全部运行约 10 秒。**练习**（自动评分，2 分）在第 5 节；
-# 后面只有一个恢复注册表的单元格，不依赖你的答案，没做完也能一直运行到底。
+# **练习**（自动评分，共 18 分）：第 2 节的 `define_power_difference`（3 分）、`power_difference_kernel`（2 分）、
+# `power_difference_grad`（3 分），第 5 节的 `_tan_grad`（2 分），第 6 节的 `backward_ops`（3 分）和 `my_gradients`（5 分）。
+# 没做完或没通过测试时，后面的单元格改用参考实现（并打印说明），笔记本仍能一直运行到底。运行时间见下面第一个代码单元格的输出（实测）。
 #
-# > 注册表是**进程级全局**的。本笔记本里每个注册单元格都先注销同名的旧注册，所以可以反复运行；最后一个单元格把注册表恢复原状。
+# > 注册表是**进程级全局**的。第 2 节开头用 `aics.experimental.registration_scope()` 记下注册表此刻的状态，本章最后一个单元格把它原样恢复；各个注册单元格都可以反复运行。
 
 # %%
 import inspect
@@ -44,13 +47,13 @@ from IPython.display import display
 
 import aicslib as aics
 from aicslib.framework.op_def import OpDefBuilder, parse_arg_spec, parse_attr_spec
-from aicslib.framework.common_shapes import broadcast_binary_op_shape
 from aicslib.ops.math_grad import sum_to_shape   # reduces a broadcast gradient to an input's shape
-from workbook import grading
+from workbook import grading, run_times
 
 np.set_printoptions(precision=4, suppress=True)
 rng = np.random.default_rng(0)                   # every random input below comes from this stream
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(aics.__file__)))
+run_times.show("op-registration")
 print(f"aicslib {aics.__version__}: {len(aics.introspect.list_ops())} ops registered, "
       f"AICS_FAST={aics.flags.FAST}")
 
@@ -313,48 +316,357 @@ assert np.allclose(numerical[0].ravel(), [0.5, 0.5, 0, 0])
 # 梯度：$\frac{\partial z}{\partial x} = pow\,(x-y)^{pow-1}$，$\frac{\partial z}{\partial y} = -\frac{\partial z}{\partial x}$。
 # $x$ 和 $y$ 形状不同时，前向做了广播，反向要把梯度沿被广播的维度求和，还原成各自输入的形状（`sum_to_shape`）。
 # 注意 $(x-y)^{pow-1}$ 恰好就是 `PowerDifference(x, y, pow-1)`：梯度可以用这个算子自己来写，于是二阶导数也自动走它自己的梯度。
+
+# %% [markdown]
+# 这一节是一个实验：三样东西由你来写，每样单独计分。先说清楚每一样要做什么。
 #
-# 下面的单元格可以反复运行：它先把三个注册表里的旧 `PowerDifference` 注销掉（否则重复注册会报 `KeyError`）。
+# * **OpDef 与形状函数 (shape function)**。形状函数在**建图时**根据输入的静态形状推断输出形状，形状里可以有未知维度
+#   （`None`，例如 `placeholder(float32, [None, 3])` 的批大小），甚至未知的秩 (rank)。广播的规则从最右边的维度开始逐维对齐
+#   （短的一方在左边补 1）：两维相等或有一维是 1 就能广播，结果取不是 1 的那个；一方未知时，另一方若是大于 1 的已知值，
+#   结果就是它（否则无法广播），若是 1 结果仍未知；有一方秩未知，结果的形状整个未知；两个不相等、又都不是 1 的已知维度在建图时就报
+#   `ValueError`。形状函数的参数 `ctx` 有 `ctx.input_shape(i)`（一个 `TensorShape`：`.rank` 为 `None` 表示秩未知，`.dims`
+#   是各维的列表，未知维是 `None`），返回值是 `TensorShape(dims)` 或 `TensorShape(None)`。
+# * **kernel**：NumPy 数组进、NumPy 数组出，属性按关键字传入（这里是 `pow`），结果的 dtype 与输入相同（float32 进、float32 出）。
+# * **梯度**：用算子写，对 $x$ 和 $y$ 各返回一个与输入同形状的梯度（被广播的维度求和：`sum_to_shape(g, x)`）。
+#
+# 注册表是**进程级全局**的。为了让练习可以反复运行、测试互不影响，解答单元格只**定义函数**，不注册；测试单元格在
+# `aics.experimental.registration_scope()` 里注册、检查，结束时注册表恢复原样。三道题之后的一个单元格才真正注册
+# `PowerDifference`（没通过的部分改用参考实现，并说明），后面各节都用它；本章最后一个单元格用同一个机制把注册表恢复到本章开始前。
 
 # %%
 OP = "PowerDifference"
-# Re-running this cell must not fail with "already registered": start from a clean slate.
-for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
-    registry.unregister(OP)
+TensorShape = aics.TensorShape
+# Everything this chapter registers (PowerDifference, an MLU kernel, Tan's gradient) ends with the
+# chapter: its last cell calls chapter_scope.restore().
+chapter_scope = aics.experimental.registration_scope()
 
-# 1. The OpDef: inputs and outputs typed by the attr T, plus an int attr with a default.
-#    half is allowed by the OpDef but gets no kernel below (used in section 3).
-(aics.register_op(OP)
-    .input("x: T")
-    .input("y: T")
-    .output("z: T")
-    .attr("T: {half, float, double}")
-    .attr("pow: int = 2")
-    .set_shape_fn(broadcast_binary_op_shape)
-    .doc("Computes (x - y)^pow element-wise, with NumPy broadcasting."))
+# %% [markdown]
+# ### 2.1 练习：OpDef 与形状函数（3 分）
+#
+# 补全 `define_power_difference()`：用 `aics.register_op(OP)` 注册输入 `x: T`、`y: T`，输出 `z: T`，属性
+# `T: {half, float, double}` 和 `pow: int = 2`，并用 `.set_shape_fn(...)` 设上你自己写的形状函数（不要用库里现成的广播形状函数）。
+# spec 字符串的语法见第 3.1 节（和 TensorFlow 的 `REGISTER_OP` 一样）。测试在一个临时的注册作用域里调用它，检查 OpDef，
+# 再用各种部分已知的形状建节点，检查推断出的形状。
+
+# %% nbgrader={"grade": false, "grade_id": "power_difference_opdef", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def define_power_difference():
+    """Registers the OpDef of PowerDifference (z = (x - y)^pow, broadcasting): inputs x: T and y: T,
+    output z: T, attrs T in {half, float, double} and pow: int = 2, and a shape function that
+    broadcasts the two input shapes (unknown dimensions and unknown ranks allowed)."""
+    ### BEGIN SOLUTION
+    def shape_fn(ctx):
+        a, b = ctx.input_shape(0), ctx.input_shape(1)
+        if a.rank is None or b.rank is None:
+            return TensorShape(None)
+        n = max(a.rank, b.rank)
+        da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
+        dims = []
+        for p, q in zip(da, db):
+            if p is not None and q is not None and p != q and 1 not in (p, q):
+                raise ValueError(f"PowerDifference: dimensions {p} and {q} do not broadcast")
+            known = [d for d in (p, q) if d is not None and d != 1]
+            dims.append(known[0] if known else (1 if p == q == 1 else None))
+        return TensorShape(dims)
+
+    (aics.register_op(OP)
+        .input("x: T").input("y: T").output("z: T")
+        .attr("T: {half, float, double}")
+        .attr("pow: int = 2")
+        .set_shape_fn(shape_fn)
+        .doc("Computes (x - y)^pow element-wise, with NumPy broadcasting."))
+    ### END SOLUTION
 
 
-# 2. The CPU kernel: NumPy arrays in, NumPy array out; attrs arrive by keyword.
-@aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})
-def _power_difference_cpu(x, y, pow):
-    return np.power(x - y, pow).astype(np.result_type(x, y), copy=False)
+# %% nbgrader={"grade": true, "grade_id": "power_difference_opdef_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the OpDef, and the inferred shapes against the broadcasting rule tried on every filling
+# of the unknown dimensions (workbook.references.power_difference.broadcast_brute).
+from workbook.references import power_difference as _pd
+
+_REGISTRIES = (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry)
+_LIBRARY_SHAPES = {"broadcast_binary_op_shape", "broadcast_shapes", "power_difference_shape", "define_power_difference"}
 
 
-# 3. The gradient, written with ops (here: with PowerDifference itself).
-@aics.RegisterGradient(OP)
-def _power_difference_grad(op, grad):
+def _inferred(a, b):
+    """The static shape of a PowerDifference node on placeholders of partial shapes a and b (lists, or None)."""
+    with aics.Graph().as_default():
+        px, py = aics.placeholder(aics.float32, a), aics.placeholder(aics.float32, b)
+        (z, called) = grading.library_calls(lambda: aics.raw_ops.PowerDifference(x=px, y=py, pow=3))
+    used = sorted(called & _LIBRARY_SHAPES)
+    grading.check(not used, f"the shape function calls the library's ({', '.join(used)}): write the broadcasting rule yourself")
+    return None if z.shape.rank is None else z.shape.as_list()
+
+
+def _check_shape(a, b):
+    want = _pd.broadcast_brute(a, b)
+    got = _inferred(a, b)
+    grading.check(got == want, f"shape of PowerDifference(x: {a}, y: {b}): expected {want}, got {got} "
+                               f"(None: an unknown dimension; a bare None: an unknown rank)")
+
+
+def _check_rejected(a, b):
+    try:
+        _inferred(a, b)
+    except ValueError:
+        return
+    raise grading.CheckFailed(f"PowerDifference(x: {a}, y: {b}) was built, but {a} and {b} cannot broadcast: "
+                              f"the shape function should raise ValueError")
+
+
+with grading.exercise("power_difference_opdef"):
+    with aics.experimental.registration_scope():
+        for _registry in _REGISTRIES:
+            _registry.unregister(OP)
+        define_power_difference()
+        _od = aics.op_def_registry.get(OP)
+        grading.check(_od is not None, "define_power_difference() registered no op named 'PowerDifference'")
+        _ins = [(a.name, a.type_attr) for a in _od.input_arg]
+        _outs = [(a.name, a.type_attr) for a in _od.output_arg]
+        grading.check(_ins == [("x", "T"), ("y", "T")] and _outs == [("z", "T")],
+                      f"inputs/outputs: expected x: T, y: T -> z: T, got {_ins} -> {_outs}")
+        _attrs = {a.name: a for a in _od.attr}
+        grading.check(set(_attrs) == {"T", "pow"}, f"attrs: expected T and pow, got {sorted(_attrs)}")
+        _allowed = sorted(t.name for t in _attrs["T"].allowed_values or [])
+        grading.check(_allowed == ["float16", "float32", "float64"], f"attr T: expected the types {{half, float, double}}, "
+                                                                     f"got {_allowed}")
+        grading.check(_attrs["pow"].type == "int" and _attrs["pow"].default_value == 2,
+                      f"attr pow: expected 'pow: int = 2', got type {_attrs['pow'].type!r}, "
+                      f"default {_attrs['pow'].default_value!r}")
+        _shape_code = getattr(_od.shape_fn, "__code__", None)
+        _library = (os.path.dirname(aics.__file__), os.path.dirname(os.path.dirname(_pd.__file__)))
+        grading.check(_shape_code is not None and not _shape_code.co_filename.startswith(_library),
+                      f"the shape function is {getattr(_od.shape_fn, '__qualname__', _od.shape_fn)!r} from the library: "
+                      f"write the broadcasting rule yourself")
+        _where = aics.introspect.where(OP)["op"]
+        grading.check(not _where.startswith(("aicslib/", "workbook/")) and "references" not in _where,
+                      f"the op is registered at {_where}: register it with aics.register_op in your own code")
+        for _a, _b in [([2, 3], [2, 3]), ([2, 3], [3]), ([None, 3], [3]), ([None, 3], [None, 1]), ([4, 1], [1, 5])]:
+            _check_shape(_a, _b)
+        _check_rejected([2, 3], [4])
+    ### BEGIN HIDDEN TESTS
+        for _a, _b in [([3], [None, 3]), ([None], [5]), ([5], [None]), ([None], [None]), ([None, 1], [1, None]),
+                       ([2, None, 1], [None, 4]), ([1], [None]), (None, [2, 3]), ([2, 3], None), ([], [None, 2]),
+                       ([2, 1, 3], [])]:
+            _check_shape(_a, _b)
+        _check_rejected([3, 2], [2, 3])
+        _check_rejected([None, 3], [2])
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2.2 练习：CPU kernel（2 分）
+#
+# 补全 `power_difference_kernel(x, y, pow)`：`x`、`y` 是 NumPy 数组（同一个 dtype，可以广播），`pow` 是整数；返回
+# $(x-y)^{pow}$，dtype 与输入相同。只用 NumPy（在 kernel 里调用 aicslib 的算子不得分：kernel 是算子最底层的实现）。
+# 测试把它注册为 float32 和 float64 的 CPU kernel（OpDef 用参考实现，与 2.1 分开计分），在 eager、Session 和 `aics.function`
+# 三种模式下运行。
+
+# %% nbgrader={"grade": false, "grade_id": "power_difference_kernel", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def power_difference_kernel(x, y, pow):
+    """The CPU kernel of PowerDifference: (x - y) ** pow element-wise, broadcasting, x's dtype kept."""
+    ### BEGIN SOLUTION
+    return np.power(np.subtract(x, y), pow)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "power_difference_kernel_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the kernel against NumPy in float64, in eager mode, in a Session and in aics.function.
+from workbook.references import power_difference as _pd
+
+
+def _run_three_modes(xv, yv, p):
+    """PowerDifference(x, y, pow=p) eagerly, by a Session and by an aics.function: three NumPy arrays."""
+    eager = aics.raw_ops.PowerDifference(x=aics.constant(xv), y=aics.constant(yv), pow=p).numpy()
+    with aics.Graph().as_default():
+        px, py = aics.placeholder(aics.as_dtype(xv.dtype), None), aics.placeholder(aics.as_dtype(yv.dtype), None)
+        z = aics.raw_ops.PowerDifference(x=px, y=py, pow=p)
+        with aics.Session() as sess:
+            session = sess.run(z, {px: xv, py: yv})
+    traced = aics.function(lambda a, b: aics.raw_ops.PowerDifference(x=a, y=b, pow=p))
+    return eager, session, traced(aics.constant(xv), aics.constant(yv)).numpy()
+
+
+def _check_kernel(xv, yv, p, what):
+    got = grading.no_library_calls(power_difference_kernel, xv, yv, p, what="power_difference_kernel")
+    want = np.power(xv.astype(np.float64) - yv.astype(np.float64), p)
+    grading.check_array(got, want.astype(xv.dtype), f"power_difference_kernel({what}, pow={p})", dtype=xv.dtype,
+                        rtol=1e-6 if xv.dtype == np.float32 else 1e-12, atol=1e-6 if xv.dtype == np.float32 else 0.0,
+                        hint="(x - y) ** pow, with NumPy broadcasting, in the inputs' dtype")
+    for mode, value in zip(("eager", "Session", "aics.function"), _run_three_modes(xv, yv, p)):
+        grading.check_array(value, want.astype(xv.dtype), f"{mode}: PowerDifference({what}, pow={p})", dtype=xv.dtype,
+                            rtol=1e-6 if xv.dtype == np.float32 else 1e-12, atol=1e-6 if xv.dtype == np.float32 else 0.0)
+
+
+with grading.exercise("power_difference_kernel"):
+    _r = np.random.default_rng(11)
+    with aics.experimental.registration_scope():
+        for _registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+            _registry.unregister(OP)
+        _pd.define_power_difference()
+        aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(
+            lambda x, y, pow: power_difference_kernel(x, y, pow))
+        _x, _y = _r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3)
+        _check_kernel(_x, _y, 3, "x (2,3), y (3,) float64")
+        _check_kernel(_x.astype(np.float32), _y.astype(np.float32), 2, "x (2,3), y (3,) float32")
+    ### BEGIN HIDDEN TESTS
+        for _p in (0, 1, 4, 5):
+            _check_kernel(_r.uniform(-2, 2, (3, 1)), _r.uniform(-2, 2, (1, 4)), _p, "x (3,1), y (1,4) float64")
+        _check_kernel(_r.uniform(-2, 2, (2, 2)).astype(np.float32), np.float32(0.5) * np.ones((), np.float32), 3,
+                      "x (2,2), y a scalar, float32")
+        _d = aics.raw_ops.PowerDifference(x=aics.constant([3.0, -1.0]), y=aics.constant([1.0, 1.0]))   # pow = 2
+        grading.check_array(_d.numpy(), np.array([4.0, 4.0], np.float32), "PowerDifference with pow left at its default 2",
+                            dtype=np.float32)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2.3 练习：梯度（3 分）
+#
+# 补全 `power_difference_grad(op, grad)`：返回 `(dx, dy)`，
+# $\frac{\partial z}{\partial x} = pow\,(x-y)^{pow-1}$、$\frac{\partial z}{\partial y} = -\frac{\partial z}{\partial x}$，乘上上游梯度
+# `grad`，再用 `sum_to_shape(g, x)` / `sum_to_shape(g, y)` 把被广播的维度求和。用算子写（`aics.raw_ops.PowerDifference`、乘法……），
+# 不要用 NumPy，也不要在梯度函数里调用 `aics.gradients`/`GradientTape`。注意 $(x-y)^{pow-1}$ 恰好就是
+# `PowerDifference(x, y, pow-1)`：用这个算子自己来写，二阶导数也就自动走它自己的梯度。
+# 测试（OpDef 和 kernel 用参考实现）用中心差分检查雅可比矩阵，并在 `GradientTape`、`aics.gradients` + Session 和 `aics.function` 中各检查一次。
+
+# %% nbgrader={"grade": false, "grade_id": "power_difference_gradient", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def power_difference_grad(op, grad):
+    """The gradient of PowerDifference: (dL/dx, dL/dy) from grad = dL/dz, each with its input's shape."""
+    ### BEGIN SOLUTION
     x, y = op.inputs
     p = op.get_attr("pow")
-    dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-    return sum_to_shape(dx, x), sum_to_shape(-dx, y)
+    dz_dx = float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
+    return sum_to_shape(grad * dz_dx, x), sum_to_shape(-(grad * dz_dx), y)
+    ### END SOLUTION
 
+
+# %% nbgrader={"grade": true, "grade_id": "power_difference_gradient_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the gradient against central differences (aics.test.compute_gradient, float64), with
+# broadcasting, in a GradientTape, with aics.gradients in a Session, and in aics.function.
+from workbook.references import power_difference as _pd
+
+_MACHINERY = {"gradients", "gradient", "watch", "power_difference_grad", "function"}
+
+
+def _check_jacobians(xv, yv, p):
+    f = lambda a, b: aics.raw_ops.PowerDifference(x=a, y=b, pow=p)
+    theoretical, numerical = aics.test.compute_gradient(f, [xv, yv])
+    for name, t, n in zip("xy", theoretical, numerical):
+        grading.check_array(t, n, f"the Jacobian of PowerDifference(x {xv.shape}, y {yv.shape}, pow={p}) with "
+                            f"respect to {name}", atol=1e-6, hint="pow (x-y)^(pow-1) for x, its negative for y, "
+                            "times grad, summed over the broadcast dimensions (sum_to_shape)")
+
+
+def _expected(xv, yv, gz, p):
+    """(dL/dx, dL/dy) in NumPy: the broadcast gradient summed back to each input's shape."""
+    d = gz * p * np.power(xv - yv, p - 1)
+    return _sum_to(d, xv.shape), _sum_to(-d, yv.shape)
+
+
+def _sum_to(g, shape):
+    g = g.sum(axis=tuple(range(g.ndim - len(shape))))
+    return g.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1), keepdims=True)
+
+
+def _check_modes(xv, yv, p):
+    gz = np.random.default_rng(5).uniform(-1, 1, np.broadcast_shapes(xv.shape, yv.shape))
+    want = _expected(xv, yv, gz, p)
+    a, b = aics.constant(xv), aics.constant(yv)
+    with aics.GradientTape() as tape:
+        tape.watch([a, b])
+        z = aics.raw_ops.PowerDifference(x=a, y=b, pow=p)
+    tape_grads = [g.numpy() for g in tape.gradient(z, [a, b], output_gradients=aics.constant(gz))]
+    with aics.Graph().as_default():
+        px, py, pg = (aics.placeholder(aics.float64, v.shape) for v in (xv, yv, gz))
+        z = aics.raw_ops.PowerDifference(x=px, y=py, pow=p)
+        gx, gy = aics.gradients(z, [px, py], grad_ys=[pg])
+        _, called = grading.library_calls(aics.gradient_registry.function(OP), z.op, pg)
+        with aics.Session() as sess:
+            graph_grads = sess.run([gx, gy], {px: xv, py: yv, pg: gz})
+    used = sorted(called & _MACHINERY)
+    grading.check(not used, f"power_difference_grad calls the gradient machinery ({', '.join(used)}): write "
+                            f"pow (x-y)^(pow-1) with ops")
+
+    @aics.function(autograph=False)          # plain Python: nothing for AutoGraph to convert
+    def traced(u, v):
+        with aics.GradientTape() as t:
+            t.watch([u, v])
+            zz = aics.raw_ops.PowerDifference(x=u, y=v, pow=p)
+        return t.gradient(zz, [u, v], output_gradients=aics.constant(gz))
+    function_grads = [g.numpy() for g in traced(a, b)]
+    for mode, got in (("GradientTape", tape_grads), ("aics.gradients + Session", graph_grads),
+                      ("aics.function", function_grads)):
+        for name, g, w in zip("xy", got, want):
+            grading.check_array(g, w, f"{mode}: d/d{name} of PowerDifference(x {xv.shape}, y {yv.shape}, pow={p}) "
+                                f"with an upstream gradient", rtol=1e-9, atol=1e-12,
+                                hint="times grad, then summed to the input's shape")
+
+
+with grading.exercise("power_difference_gradient"):
+    _r = np.random.default_rng(13)
+    with aics.experimental.registration_scope():
+        for _registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+            _registry.unregister(OP)
+        _pd.define_power_difference()
+        aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(
+            _pd.power_difference_kernel)
+        aics.RegisterGradient(OP)(lambda op, grad: power_difference_grad(op, grad))
+        _check_jacobians(_r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3), 3)
+        _check_modes(_r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3), 2)
+    ### BEGIN HIDDEN TESTS
+        for _p in (1, 2, 4):
+            _check_jacobians(_r.uniform(-2, 2, (3, 1)), _r.uniform(-2, 2, (1, 4)), _p)
+        _check_jacobians(_r.uniform(-2, 2, 3), _r.uniform(-2, 2, (2, 3)), 3)
+        _check_modes(_r.uniform(-2, 2, (2, 1)), _r.uniform(-2, 2, (1, 3)), 3)
+        # Built from ops, the gradient has its own gradient: d2z/dx2 = pow (pow-1) (x-y)^(pow-2).
+        _xv, _yv = _r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3)
+        _xa, _ya = aics.constant(_xv), aics.constant(_yv)
+        with aics.GradientTape() as _outer:
+            _outer.watch(_xa)
+            with aics.GradientTape() as _inner:
+                _inner.watch(_xa)
+                _z = aics.raw_ops.PowerDifference(x=_xa, y=_ya, pow=3)
+            _dz = _inner.gradient(_z, _xa)
+        _d2 = _outer.gradient(_dz, _xa)
+        grading.check(_d2 is not None, "the second derivative is None: build the gradient from ops")
+        grading.check_array(_d2.numpy(), 6 * (_xv - _yv), "d2/dx2 of PowerDifference(pow=3)", rtol=1e-9,
+                            hint="write the gradient with ops (PowerDifference itself), not NumPy")
+        # float32 in, float32 gradients out.
+        _a32 = aics.constant(_xv.astype(np.float32))
+        with aics.GradientTape() as _t:
+            _t.watch(_a32)
+            _z32 = aics.raw_ops.PowerDifference(x=_a32, y=aics.constant(_yv.astype(np.float32)), pow=2)
+        _g32 = _t.gradient(_z32, _a32).numpy()
+        grading.check_array(_g32, 2 * (_xv - _yv), "d/dx for float32 inputs", dtype=np.float32, rtol=1e-5)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2.4 注册 PowerDifference
+#
+# 三部分都写好以后，这个单元格把它们真正注册到全局注册表里，后面各节都用它。哪一部分没通过测试，就改用参考实现（并说明）。
+# `aics.introspect.summary` 显示的定义、kernel 和梯度的位置就是你写的那几个单元格（`文件:行号`），和内置算子一样可以反查。
+
+# %%
+from workbook.references import power_difference as pd_reference
+
+define_fn = grading.use("power_difference_opdef", define_power_difference, pd_reference.define_power_difference,
+                        "PowerDifference OpDef")
+kernel_fn = grading.use("power_difference_kernel", power_difference_kernel, pd_reference.power_difference_kernel,
+                        "PowerDifference kernel")
+grad_fn = grading.use("power_difference_gradient", power_difference_grad, pd_reference.power_difference_grad,
+                      "PowerDifference gradient")
+for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+    registry.unregister(OP)                     # re-running this cell starts from a clean slate
+define_fn()
+# half is allowed by the OpDef but gets no kernel (section 3.4 shows what happens then).
+aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(kernel_fn)
+aics.RegisterGradient(OP)(grad_fn)
 
 print(aics.introspect.summary(OP))
+where_pd = aics.introspect.where(OP)
+print("\nop:", where_pd["op"], "| kernel:", where_pd["kernels"][0]["location"], "| gradient:", where_pd["gradient"])
 assert OP in aics.introspect.list_ops()
 assert aics.gradient_registry.is_differentiable(OP)
 
 # %% [markdown]
-# ### 2.1 Eager 模式
+# ### 2.5 Eager 模式
 #
 # `aics.raw_ops.PowerDifference` 是按 OpDef 即时生成的包装函数：输入和属性都按关键字传，`T` 由输入推断，`pow` 不传时取默认值 2。
 
@@ -373,7 +685,7 @@ assert np.allclose(z3.numpy(), (xv - yv) ** 3)
 assert np.allclose(z2.numpy(), (xv - yv) ** 2)
 
 # %% [markdown]
-# ### 2.2 静态图模式：Session 与 `aics.gradients`
+# ### 2.6 静态图模式：Session 与 `aics.gradients`
 #
 # 在 `Graph` 里调用同一个包装函数只会添加一个节点 (node)；形状函数在建图时就推断出输出形状 `(?, 3)`。
 # `aics.gradients` 在 `gradients/` 名字作用域 (name scope) 下生成反向子图，其中调用的正是我们注册的梯度函数。
@@ -399,7 +711,7 @@ assert np.allclose(gy_val, (-2 * (xv - yv)).sum(axis=0))     # y was broadcast o
 
 
 # %% [markdown]
-# ### 2.3 在 `aics.function` 里使用
+# ### 2.7 在 `aics.function` 里使用
 #
 # `aics.function` 第一次调用时把 Python 函数追踪 (trace) 成图，之后直接运行这张图。新算子和内置算子没有任何区别，
 # 在 `GradientTape` 下求导也照常工作。
@@ -422,7 +734,7 @@ assert np.isclose(value.numpy(), np.mean((xv - yv) ** 2))
 assert np.allclose(dvalue_dx.numpy(), 2 * (xv - yv) / xv.size)
 
 # %% [markdown]
-# ### 2.4 数值检查梯度
+# ### 2.8 数值检查梯度
 #
 # 对几个不同的 `pow`，在 float64 下比较理论与数值雅可比矩阵（$y$ 仍然被广播）；再用嵌套 tape 检查二阶导数
 # $\frac{\partial^2 z}{\partial x^2} = pow\,(pow-1)(x-y)^{pow-2}$。
@@ -563,7 +875,7 @@ for entry in aics.introspect.list_kernels(OP):
     print(entry)
 kd = aics.kernel_registry.find(OP, "CPU", {"T": aics.float32, "pow": 2})
 print(kd, "| registered at", os.path.basename(kd.location[0]), "line", kd.location[1])
-assert kd.impl is _power_difference_cpu
+assert kd.impl is kernel_fn
 assert aics.kernel_registry.find(OP, "CPU", {"T": aics.float16, "pow": 2}) is None
 
 half = aics.constant([1.0, 2.0], dtype=aics.float16)
@@ -834,7 +1146,7 @@ text = show_op()
 assert 'name: "Sin"' in text and "_sin_grad" in text
 op_picker.value = OP                         # what a click does: the observer re-renders
 shown = op_view.outputs[0]["text"]
-assert 'name: "PowerDifference"' in shown and "_power_difference_grad" in shown and "MLU" in shown
+assert 'name: "PowerDifference"' in shown and grad_fn.__name__ in shown and "MLU" in shown
 op_picker.value = "Sin"
 print(shown[:400], "...")
 
@@ -1271,14 +1583,13 @@ assert all(np.isclose(library_numbers[k], your_numbers[k], rtol=1e-5) for k in l
 # * 注册流程：spec 字符串由 `OpDefBuilder` 逐条解析成 `AttrDef`/`ArgDef`，组成 `OpDef` 存入注册表；kernel 以 (算子, 设备, 类型约束) 为键注册，
 #   运行时按节点属性查找——OpDef 不允许的类型在建节点时被拒绝（`TypeError`），允许但没有 kernel 的类型在查找时失败（`NotFoundError`），
 #   请求的设备上没有 kernel 时可以软放置回 CPU。
-# * 新算子 `PowerDifference` 用三段 Python 代码就完成了定义、kernel 和梯度，并在 eager、Session、`aics.function` 中与内置算子一样工作。
+# * 新算子 `PowerDifference` 用三段 Python 代码就完成了定义（含处理未知维度的形状函数）、kernel 和梯度（被广播的维度求和），并在 eager、Session、`aics.function` 中与内置算子一样工作，`aics.introspect` 同样能反查到你写的那几行。
+# * 图上的 `gradients(ys, xs, grad_ys)` 只是把单个算子的梯度函数串起来：找出 xs 与 ys 之间的算子，按反向拓扑序处理，同一张量收到的多份梯度相加，`stop_gradient` 处截断，没有梯度到达的 x 得到 `None`。换上你自己的实现，真正的 TF1 训练程序照样训练出同样的结果。
 #
-# 最后把全局注册表恢复原状（去掉 Tan 的梯度和 `PowerDifference`），不影响同一进程里之后运行的代码。
+# 最后用第 2 节开头的 `chapter_scope.restore()` 把全局注册表恢复到本章开始前（去掉 Tan 的梯度、`PowerDifference` 和它的 MLU kernel），不影响同一进程里之后运行的代码。
 
 # %%
-aics.gradient_registry.unregister("Tan")
-for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
-    registry.unregister(OP)
+chapter_scope.restore()          # what this chapter registered is gone, what it unregistered is back
 assert not aics.gradient_registry.is_registered("Tan")
 assert OP not in aics.introspect.list_ops() and not aics.introspect.list_kernels(OP)
 print("registries restored:", len(aics.introspect.list_ops()), "ops")
