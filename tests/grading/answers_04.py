@@ -2,9 +2,9 @@
 
 Each replaces the release stub of one exercise: ``define_power_difference``,
 ``power_difference_kernel`` and ``power_difference_grad`` (the new-op lab, section 2),
-``backward_ops`` and ``my_gradients`` (the graph ``gradients`` lab, section 6) and ``_tan_grad(op, grad)`` (the gradient registered for
-``Tan``); a wrong one must lose its exercise's points inside its locked test cell, a correct one
-must score them.
+``backward_ops`` and ``my_gradients`` (the graph ``gradients`` lab, section 6) and
+``_tan_grad(op, grad)`` (the gradient registered for ``Tan``); a wrong one must lose its
+exercise's points inside its locked test cell, a correct one must score them.
 """
 
 WRONG_ANSWERS = {
