@@ -443,10 +443,10 @@ with grading.exercise("power_difference_opdef"):
             _check_shape(_a, _b)
         _check_rejected([2, 3], [4])
     ### BEGIN HIDDEN TESTS
-        for _a, _b in [([3], [None, 3]), ([None], [5]), ([5], [None]), ([None], [None]), ([None, 1], [1, None]),
+        for _ha, _hb in [([3], [None, 3]), ([None], [5]), ([5], [None]), ([None], [None]), ([None, 1], [1, None]),
                        ([2, None, 1], [None, 4]), ([1], [None]), (None, [2, 3]), ([2, 3], None), ([], [None, 2]),
                        ([2, 1, 3], [])]:
-            _check_shape(_a, _b)
+            _check_shape(_ha, _hb)
         _check_rejected([3, 2], [2, 3])
         _check_rejected([None, 3], [2])
     ### END HIDDEN TESTS
@@ -1541,7 +1541,7 @@ with grading.exercise("my_gradients"):
     for _op_type, _recipe in _recipes[::3 if aics.flags.FAST else 1]:
         _case = _ad.registry_case(_op_type, _recipe)
         with _case["graph"].as_default():
-            with aics.name_scope("gradients"):
+            with aics.name_scope("gradients/"):        # (the scope aics.gradients opens)
                 _got = my_gradients([_case["loss"]], _case["xs"], None, set())
             grading.check(all(g is not None for g in _got), f"{_op_type}: my_gradients gave None for an input "
                                                             f"the loss depends on")

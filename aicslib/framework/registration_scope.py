@@ -23,9 +23,9 @@ class registration_scope:
     of a ``with`` block)."""
 
     def __init__(self):
-        self._ops = dict(op_def_registry._builders)
-        self._kernels = {op: list(kds) for op, kds in kernel_registry._by_op.items()}
-        self._grads = dict(gradient_registry._fns), dict(gradient_registry._where)
+        self._ops = op_def_registry.snapshot()
+        self._kernels = kernel_registry.snapshot()
+        self._grads = gradient_registry.snapshot()
         self.restored = False
 
     def __enter__(self):
@@ -34,35 +34,16 @@ class registration_scope:
     def __exit__(self, *exc):
         self.restore()
 
-    def _differences(self):
-        """(op types whose definition, whose kernels, whose gradient differ from the snapshot)."""
-        ops = {n for n in set(self._ops) | set(op_def_registry._builders)
-               if self._ops.get(n) is not op_def_registry._builders.get(n)}
-        kernels = {n for n in set(self._kernels) | set(kernel_registry._by_op)
-                   if self._kernels.get(n, []) != kernel_registry._by_op.get(n, [])}
-        grads = {n for n in set(self._grads[0]) | set(gradient_registry._fns)
-                 if self._grads[0].get(n) is not gradient_registry._fns.get(n)}
-        return ops, kernels, grads
-
     def changed(self):
         """The op types whose definition, kernels or gradient differ from the snapshot."""
-        ops, kernels, grads = self._differences()
-        return sorted(ops | kernels | grads)
+        ops, kernels, (grads, _) = op_def_registry.snapshot(), kernel_registry.snapshot(), gradient_registry.snapshot()
+        return sorted({n for n in set(ops) | set(self._ops) if ops.get(n) is not self._ops.get(n)}
+                      | {n for n in set(kernels) | set(self._kernels) if kernels.get(n, []) != self._kernels.get(n, [])}
+                      | {n for n in set(grads) | set(self._grads[0]) if grads.get(n) is not self._grads[0].get(n)})
 
     def restore(self):
         """Puts the registries back as they were when the scope began (again: harmless)."""
-        ops, kernels, _ = self._differences()
-        op_def_registry._builders.clear()
-        op_def_registry._builders.update(self._ops)
-        kernel_registry._by_op.clear()
-        kernel_registry._by_op.update({op: list(kds) for op, kds in self._kernels.items()})
-        gradient_registry._fns.clear()
-        gradient_registry._fns.update(self._grads[0])
-        gradient_registry._where.clear()
-        gradient_registry._where.update(self._grads[1])
-        for name in sorted(ops):           # the dispatch caches drop what they hold for these ops
-            for cb in op_def_registry.on_change:
-                cb(name)
-        for name in sorted(kernels):
-            kernel_registry._changed(name)
+        op_def_registry.restore(self._ops)
+        kernel_registry.restore(self._kernels)
+        gradient_registry.restore(self._grads)
         self.restored = True
