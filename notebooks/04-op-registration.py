@@ -301,7 +301,7 @@ assert np.allclose(theoretical[0].ravel(), [1, 0, 0, 0])
 assert np.allclose(numerical[0].ravel(), [0.5, 0.5, 0, 0])
 
 # %% [markdown]
-# ## 2 在 Python 里注册一个新算子：PowerDifference
+# ## 2 实验：在 Python 里加一个新算子 PowerDifference
 #
 # AICS 课程实验里的自定义算子 `PowerDifference` 计算 $z = (x-y)^{pow}$（$x$、$y$ 可广播 (broadcast)）。
 # 在 TensorFlow 里加一个算子要写三样东西，aicslib 里三样都是 Python：
@@ -842,7 +842,7 @@ else:
 # ### 3.3 注册表：按名字存取 OpDef
 #
 # 注册表是一个按算子名索引的字典：`get` 查不到时返回 `None`（同 TF 的 `op_def_registry.get`），`lookup` 则抛出 `NotFoundError`；
-# 同名重复注册抛出 `KeyError`，并指出第一次注册的位置——这正是我们在第 2 节要先注销再注册的原因。
+# 同名重复注册抛出 `KeyError`，并指出第一次注册的位置——这正是第 2.4 节的注册单元格要先注销再注册的原因。
 
 # %%
 od = aics.op_def_registry.get(OP)
