@@ -11,7 +11,9 @@ Each replaces one function behind a documented seam, for the duration of a
   (the contract: ``aicslib/ops/gradients_impl.py``);
 * ``use_kernel(op_type, fn, device="CPU")``: the kernel an op runs on a device, ``fn`` taking
   the op's inputs and attrs as the registered kernels do (``aics.introspect.kernel_source``
-  shows one), above every registered kernel.
+  shows one), above every registered kernel;
+* ``registration_scope()``: op definitions, kernels and gradients registered inside the block
+  (or until ``scope.restore()``) are gone after it, and the registries are as before.
 
     with aics.experimental.use_planner(my_planner):
         sess.run(y, {x: 1.0})
@@ -19,7 +21,8 @@ Each replaces one function behind a documented seam, for the duration of a
 from .framework.session import use_planner
 from .ops.gradients_impl import use_gradients
 from .framework.kernel_registry import kernel_registry as _kernel_registry
+from .framework.registration_scope import registration_scope  # noqa: F401
 
 use_kernel = _kernel_registry.use
 
-__all__ = ["use_gradients", "use_kernel", "use_planner"]
+__all__ = ["registration_scope", "use_gradients", "use_kernel", "use_planner"]

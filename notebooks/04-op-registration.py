@@ -24,14 +24,17 @@
 #
 # 1. 用内省 (introspection) 工具 `aics.introspect` 找到任意算子的定义、kernel 和梯度在源码中的位置，并与 TensorFlow 的源文件逐一对照；
 # 2. 用数值梯度检查 (numerical gradient check) 验证梯度；弄清 MaxPool 在窗口里出现并列最大值 (tie) 时梯度交给谁；
-# 3. 完全在 Python 里注册一个新算子 `PowerDifference`（AICS 实验里的 $(x-y)^{pow}$）：OpDef + kernel + 梯度，并在 eager、静态图 (graph) 和 `aics.function` 中使用它；
+# 3. **实验**：自己加一个新算子 `PowerDifference`（AICS 实验里的 $(x-y)^{pow}$）：OpDef 与形状函数、CPU kernel、梯度，
+#    并在 eager、静态图 (graph) 和 `aics.function` 中使用它；
 # 4. 用活的对象一步步走完注册流程：spec 字符串 → `OpDefBuilder` → `OpDef` → 注册表 (registry)；kernel 按设备和 dtype 注册、运行时查找；软放置 (soft placement)；
-# 5. 练习：给故意没有梯度的 `Tan` 注册梯度，并通过数值检查。
+# 5. 练习：给故意没有梯度的 `Tan` 注册梯度，并通过数值检查；
+# 6. **实验**：自己写图上的 `gradients(ys, xs, grad_ys)`（反向拓扑序、扇出累加、`stop_gradient`），再用它训练一个真正的 TF1 程序。
 #
-# **运行时间**：完整设置下在笔记本电脑上全部运行约 10 秒。**练习**（自动评分，2 分）在第 5 节；
-# 后面只有一个恢复注册表的单元格，不依赖你的答案，没做完也能一直运行到底。
+# **练习**（自动评分，共 18 分）：第 2 节的 `define_power_difference`（3 分）、`power_difference_kernel`（2 分）、
+# `power_difference_grad`（3 分），第 5 节的 `_tan_grad`（2 分），第 6 节的 `backward_ops`（3 分）和 `my_gradients`（5 分）。
+# 没做完或没通过测试时，后面的单元格改用参考实现（并打印说明），笔记本仍能一直运行到底。运行时间见下面第一个代码单元格的输出（实测）。
 #
-# > 注册表是**进程级全局**的。本笔记本里每个注册单元格都先注销同名的旧注册，所以可以反复运行；最后一个单元格把注册表恢复原状。
+# > 注册表是**进程级全局**的。第 2 节开头用 `aics.experimental.registration_scope()` 记下注册表此刻的状态，本章最后一个单元格把它原样恢复；各个注册单元格都可以反复运行。
 
 # %%
 import inspect
@@ -44,13 +47,13 @@ from IPython.display import display
 
 import aicslib as aics
 from aicslib.framework.op_def import OpDefBuilder, parse_arg_spec, parse_attr_spec
-from aicslib.framework.common_shapes import broadcast_binary_op_shape
 from aicslib.ops.math_grad import sum_to_shape   # reduces a broadcast gradient to an input's shape
-from workbook import grading
+from workbook import grading, run_times
 
 np.set_printoptions(precision=4, suppress=True)
 rng = np.random.default_rng(0)                   # every random input below comes from this stream
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(aics.__file__)))
+run_times.show("op-registration")
 print(f"aicslib {aics.__version__}: {len(aics.introspect.list_ops())} ops registered, "
       f"AICS_FAST={aics.flags.FAST}")
 
@@ -105,9 +108,26 @@ print(aics.introspect.gradient_source("Sin"))
 # * 返回值是损失对每个输入的梯度，即链式法则 $\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\cos x$；
 # * 梯度**用算子写成**（`cos`、乘法），而不是直接用 NumPy 算数值，所以同一个函数既能在静态图里生成反向子图，也能在 eager 模式下被 `GradientTape` 调用，还能再被求导（高阶导数）。
 #
-# TensorFlow 多出的两行：`control_dependencies([grad])` 让 `cos(x)` 等上游梯度算出来之后才执行，避免它在前向阶段就被提前调度、长期占用内存；
-# `conj` 是为复数输入准备的（aicslib 没有复数类型，所以省掉了）。
-#
+# TensorFlow 的版本里还有两处值得一说：`control_dependencies([grad])` 让 `cos(x)` 等上游梯度算出来之后才执行，避免它在前向阶段就被提前调度、长期占用内存（aicslib 没有这一行）；
+# `conj` 是为复数输入准备的：对复数，TensorFlow 的梯度约定是上游梯度乘以导数的**共轭** $\overline{\cos x}$。
+# aicslib 也有复数类型 `complex64`/`complex128`，`_sin_grad` 同样调用了 `conj`（对实数张量它原样返回输入）。
+# 下面打印两者的差别：aicslib 的 Sin 只允许实数类型，所以这里的 `conj` 总是原样返回；而 Mul 接受复数，
+# $y = x\,c$ 对 $x$ 的梯度就是 $\bar c$，可以直接看到共轭。
+
+# %%
+print("Sin allows T in:", [t.name for t in aics.op_def_registry.get("Sin").attr[0].allowed_values])
+print("Mul allows T in:", [t.name for t in aics.op_def_registry.get("Mul").attr[0].allowed_values])
+x_c = aics.constant(np.array([0.5 + 1j, -1 + 0.25j], dtype=np.complex128))
+c_c = aics.constant(np.array([2 - 1j, 1j], dtype=np.complex128))
+with aics.GradientTape() as tape:
+    tape.watch(x_c)
+    y_c = x_c * c_c
+dx_c = tape.gradient(y_c, x_c).numpy()
+print("c =", c_c.numpy(), "| d(x*c)/dx with grad 1 =", dx_c)
+assert np.array_equal(dx_c, np.conj(c_c.numpy()))
+assert "conj(" in aics.introspect.gradient_source("Sin")
+
+# %% [markdown]
 # `math_grad.py` 里还注册了很多别的算子。按梯度所在文件筛选注册表，就能列出“相关文件里注册的其他算子”：
 
 # %%
@@ -281,7 +301,7 @@ assert np.allclose(theoretical[0].ravel(), [1, 0, 0, 0])
 assert np.allclose(numerical[0].ravel(), [0.5, 0.5, 0, 0])
 
 # %% [markdown]
-# ## 2 在 Python 里注册一个新算子：PowerDifference
+# ## 2 实验：在 Python 里加一个新算子 PowerDifference
 #
 # AICS 课程实验里的自定义算子 `PowerDifference` 计算 $z = (x-y)^{pow}$（$x$、$y$ 可广播 (broadcast)）。
 # 在 TensorFlow 里加一个算子要写三样东西，aicslib 里三样都是 Python：
@@ -296,48 +316,357 @@ assert np.allclose(numerical[0].ravel(), [0.5, 0.5, 0, 0])
 # 梯度：$\frac{\partial z}{\partial x} = pow\,(x-y)^{pow-1}$，$\frac{\partial z}{\partial y} = -\frac{\partial z}{\partial x}$。
 # $x$ 和 $y$ 形状不同时，前向做了广播，反向要把梯度沿被广播的维度求和，还原成各自输入的形状（`sum_to_shape`）。
 # 注意 $(x-y)^{pow-1}$ 恰好就是 `PowerDifference(x, y, pow-1)`：梯度可以用这个算子自己来写，于是二阶导数也自动走它自己的梯度。
+
+# %% [markdown]
+# 这一节是一个实验：三样东西由你来写，每样单独计分。先说清楚每一样要做什么。
 #
-# 下面的单元格可以反复运行：它先把三个注册表里的旧 `PowerDifference` 注销掉（否则重复注册会报 `KeyError`）。
+# * **OpDef 与形状函数 (shape function)**。形状函数在**建图时**根据输入的静态形状推断输出形状，形状里可以有未知维度
+#   （`None`，例如 `placeholder(float32, [None, 3])` 的批大小），甚至未知的秩 (rank)。广播的规则从最右边的维度开始逐维对齐
+#   （短的一方在左边补 1）：两维相等或有一维是 1 就能广播，结果取不是 1 的那个；一方未知时，另一方若是大于 1 的已知值，
+#   结果就是它（否则无法广播），若是 1 结果仍未知；有一方秩未知，结果的形状整个未知；两个不相等、又都不是 1 的已知维度在建图时就报
+#   `ValueError`。形状函数的参数 `ctx` 有 `ctx.input_shape(i)`（一个 `TensorShape`：`.rank` 为 `None` 表示秩未知，`.dims`
+#   是各维的列表，未知维是 `None`），返回值是 `TensorShape(dims)` 或 `TensorShape(None)`。
+# * **kernel**：NumPy 数组进、NumPy 数组出，属性按关键字传入（这里是 `pow`），结果的 dtype 与输入相同（float32 进、float32 出）。
+# * **梯度**：用算子写，对 $x$ 和 $y$ 各返回一个与输入同形状的梯度（被广播的维度求和：`sum_to_shape(g, x)`）。
+#
+# 注册表是**进程级全局**的。为了让练习可以反复运行、测试互不影响，解答单元格只**定义函数**，不注册；测试单元格在
+# `aics.experimental.registration_scope()` 里注册、检查，结束时注册表恢复原样。三道题之后的一个单元格才真正注册
+# `PowerDifference`（没通过的部分改用参考实现，并说明），后面各节都用它；本章最后一个单元格用同一个机制把注册表恢复到本章开始前。
 
 # %%
 OP = "PowerDifference"
-# Re-running this cell must not fail with "already registered": start from a clean slate.
-for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
-    registry.unregister(OP)
+TensorShape = aics.TensorShape
+# Everything this chapter registers (PowerDifference, an MLU kernel, Tan's gradient) ends with the
+# chapter: its last cell calls chapter_scope.restore().
+chapter_scope = aics.experimental.registration_scope()
 
-# 1. The OpDef: inputs and outputs typed by the attr T, plus an int attr with a default.
-#    half is allowed by the OpDef but gets no kernel below (used in section 3).
-(aics.register_op(OP)
-    .input("x: T")
-    .input("y: T")
-    .output("z: T")
-    .attr("T: {half, float, double}")
-    .attr("pow: int = 2")
-    .set_shape_fn(broadcast_binary_op_shape)
-    .doc("Computes (x - y)^pow element-wise, with NumPy broadcasting."))
+# %% [markdown]
+# ### 2.1 练习：OpDef 与形状函数（3 分）
+#
+# 补全 `define_power_difference()`：用 `aics.register_op(OP)` 注册输入 `x: T`、`y: T`，输出 `z: T`，属性
+# `T: {half, float, double}` 和 `pow: int = 2`，并用 `.set_shape_fn(...)` 设上你自己写的形状函数（不要用库里现成的广播形状函数）。
+# spec 字符串的语法见第 3.1 节（和 TensorFlow 的 `REGISTER_OP` 一样）。测试在一个临时的注册作用域里调用它，检查 OpDef，
+# 再用各种部分已知的形状建节点，检查推断出的形状。
+
+# %% nbgrader={"grade": false, "grade_id": "power_difference_opdef", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def define_power_difference():
+    """Registers the OpDef of PowerDifference (z = (x - y)^pow, broadcasting): inputs x: T and y: T,
+    output z: T, attrs T in {half, float, double} and pow: int = 2, and a shape function that
+    broadcasts the two input shapes (unknown dimensions and unknown ranks allowed)."""
+    ### BEGIN SOLUTION
+    def shape_fn(ctx):
+        a, b = ctx.input_shape(0), ctx.input_shape(1)
+        if a.rank is None or b.rank is None:
+            return TensorShape(None)
+        n = max(a.rank, b.rank)
+        da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
+        dims = []
+        for p, q in zip(da, db):
+            if p is not None and q is not None and p != q and 1 not in (p, q):
+                raise ValueError(f"PowerDifference: dimensions {p} and {q} do not broadcast")
+            known = [d for d in (p, q) if d is not None and d != 1]
+            dims.append(known[0] if known else (1 if p == q == 1 else None))
+        return TensorShape(dims)
+
+    (aics.register_op(OP)
+        .input("x: T").input("y: T").output("z: T")
+        .attr("T: {half, float, double}")
+        .attr("pow: int = 2")
+        .set_shape_fn(shape_fn)
+        .doc("Computes (x - y)^pow element-wise, with NumPy broadcasting."))
+    ### END SOLUTION
 
 
-# 2. The CPU kernel: NumPy arrays in, NumPy array out; attrs arrive by keyword.
-@aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})
-def _power_difference_cpu(x, y, pow):
-    return np.power(x - y, pow).astype(np.result_type(x, y), copy=False)
+# %% nbgrader={"grade": true, "grade_id": "power_difference_opdef_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the OpDef, and the inferred shapes against the broadcasting rule tried on every filling
+# of the unknown dimensions (workbook.references.power_difference.broadcast_brute).
+from workbook.references import power_difference as _pd
+
+_REGISTRIES = (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry)
+_LIBRARY_SHAPES = {"broadcast_binary_op_shape", "broadcast_shapes", "power_difference_shape", "define_power_difference"}
 
 
-# 3. The gradient, written with ops (here: with PowerDifference itself).
-@aics.RegisterGradient(OP)
-def _power_difference_grad(op, grad):
+def _inferred(a, b):
+    """The static shape of a PowerDifference node on placeholders of partial shapes a and b (lists, or None)."""
+    with aics.Graph().as_default():
+        px, py = aics.placeholder(aics.float32, a), aics.placeholder(aics.float32, b)
+        (z, called) = grading.library_calls(lambda: aics.raw_ops.PowerDifference(x=px, y=py, pow=3))
+    used = sorted(called & _LIBRARY_SHAPES)
+    grading.check(not used, f"the shape function calls the library's ({', '.join(used)}): write the broadcasting rule yourself")
+    return None if z.shape.rank is None else z.shape.as_list()
+
+
+def _check_shape(a, b):
+    want = _pd.broadcast_brute(a, b)
+    got = _inferred(a, b)
+    grading.check(got == want, f"shape of PowerDifference(x: {a}, y: {b}): expected {want}, got {got} "
+                               f"(None: an unknown dimension; a bare None: an unknown rank)")
+
+
+def _check_rejected(a, b):
+    try:
+        _inferred(a, b)
+    except ValueError:
+        return
+    raise grading.CheckFailed(f"PowerDifference(x: {a}, y: {b}) was built, but {a} and {b} cannot broadcast: "
+                              f"the shape function should raise ValueError")
+
+
+with grading.exercise("power_difference_opdef"):
+    with aics.experimental.registration_scope():
+        for _registry in _REGISTRIES:
+            _registry.unregister(OP)
+        define_power_difference()
+        _od = aics.op_def_registry.get(OP)
+        grading.check(_od is not None, "define_power_difference() registered no op named 'PowerDifference'")
+        _ins = [(a.name, a.type_attr) for a in _od.input_arg]
+        _outs = [(a.name, a.type_attr) for a in _od.output_arg]
+        grading.check(_ins == [("x", "T"), ("y", "T")] and _outs == [("z", "T")],
+                      f"inputs/outputs: expected x: T, y: T -> z: T, got {_ins} -> {_outs}")
+        _attrs = {a.name: a for a in _od.attr}
+        grading.check(set(_attrs) == {"T", "pow"}, f"attrs: expected T and pow, got {sorted(_attrs)}")
+        _allowed = sorted(t.name for t in _attrs["T"].allowed_values or [])
+        grading.check(_allowed == ["float16", "float32", "float64"], f"attr T: expected the types {{half, float, double}}, "
+                                                                     f"got {_allowed}")
+        grading.check(_attrs["pow"].type == "int" and _attrs["pow"].default_value == 2,
+                      f"attr pow: expected 'pow: int = 2', got type {_attrs['pow'].type!r}, "
+                      f"default {_attrs['pow'].default_value!r}")
+        _shape_code = getattr(_od.shape_fn, "__code__", None)
+        _library = (os.path.dirname(aics.__file__), os.path.dirname(os.path.dirname(_pd.__file__)))
+        grading.check(_shape_code is not None and not _shape_code.co_filename.startswith(_library),
+                      f"the shape function is {getattr(_od.shape_fn, '__qualname__', _od.shape_fn)!r} from the library: "
+                      f"write the broadcasting rule yourself")
+        _where = aics.introspect.where(OP)["op"]
+        grading.check(not _where.startswith(("aicslib/", "workbook/")) and "references" not in _where,
+                      f"the op is registered at {_where}: register it with aics.register_op in your own code")
+        for _a, _b in [([2, 3], [2, 3]), ([2, 3], [3]), ([None, 3], [3]), ([None, 3], [None, 1]), ([4, 1], [1, 5])]:
+            _check_shape(_a, _b)
+        _check_rejected([2, 3], [4])
+    ### BEGIN HIDDEN TESTS
+        for _ha, _hb in [([3], [None, 3]), ([None], [5]), ([5], [None]), ([None], [None]), ([None, 1], [1, None]),
+                       ([2, None, 1], [None, 4]), ([1], [None]), (None, [2, 3]), ([2, 3], None), ([], [None, 2]),
+                       ([2, 1, 3], [])]:
+            _check_shape(_ha, _hb)
+        _check_rejected([3, 2], [2, 3])
+        _check_rejected([None, 3], [2])
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2.2 练习：CPU kernel（2 分）
+#
+# 补全 `power_difference_kernel(x, y, pow)`：`x`、`y` 是 NumPy 数组（同一个 dtype，可以广播），`pow` 是整数；返回
+# $(x-y)^{pow}$，dtype 与输入相同。只用 NumPy（在 kernel 里调用 aicslib 的算子不得分：kernel 是算子最底层的实现）。
+# 测试把它注册为 float32 和 float64 的 CPU kernel（OpDef 用参考实现，与 2.1 分开计分），在 eager、Session 和 `aics.function`
+# 三种模式下运行。
+
+# %% nbgrader={"grade": false, "grade_id": "power_difference_kernel", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def power_difference_kernel(x, y, pow):
+    """The CPU kernel of PowerDifference: (x - y) ** pow element-wise, broadcasting, x's dtype kept."""
+    ### BEGIN SOLUTION
+    return np.power(np.subtract(x, y), pow)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "power_difference_kernel_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the kernel against NumPy in float64, in eager mode, in a Session and in aics.function.
+from workbook.references import power_difference as _pd
+
+
+def _run_three_modes(xv, yv, p):
+    """PowerDifference(x, y, pow=p) eagerly, by a Session and by an aics.function: three NumPy arrays."""
+    eager = aics.raw_ops.PowerDifference(x=aics.constant(xv), y=aics.constant(yv), pow=p).numpy()
+    with aics.Graph().as_default():
+        px, py = aics.placeholder(aics.as_dtype(xv.dtype), None), aics.placeholder(aics.as_dtype(yv.dtype), None)
+        z = aics.raw_ops.PowerDifference(x=px, y=py, pow=p)
+        with aics.Session() as sess:
+            session = sess.run(z, {px: xv, py: yv})
+    traced = aics.function(lambda a, b: aics.raw_ops.PowerDifference(x=a, y=b, pow=p))
+    return eager, session, traced(aics.constant(xv), aics.constant(yv)).numpy()
+
+
+def _check_kernel(xv, yv, p, what):
+    got = grading.no_library_calls(power_difference_kernel, xv, yv, p, what="power_difference_kernel")
+    want = np.power(xv.astype(np.float64) - yv.astype(np.float64), p)
+    grading.check_array(got, want.astype(xv.dtype), f"power_difference_kernel({what}, pow={p})", dtype=xv.dtype,
+                        rtol=1e-6 if xv.dtype == np.float32 else 1e-12, atol=1e-6 if xv.dtype == np.float32 else 0.0,
+                        hint="(x - y) ** pow, with NumPy broadcasting, in the inputs' dtype")
+    for mode, value in zip(("eager", "Session", "aics.function"), _run_three_modes(xv, yv, p)):
+        grading.check_array(value, want.astype(xv.dtype), f"{mode}: PowerDifference({what}, pow={p})", dtype=xv.dtype,
+                            rtol=1e-6 if xv.dtype == np.float32 else 1e-12, atol=1e-6 if xv.dtype == np.float32 else 0.0)
+
+
+with grading.exercise("power_difference_kernel"):
+    _r = np.random.default_rng(11)
+    with aics.experimental.registration_scope():
+        for _registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+            _registry.unregister(OP)
+        _pd.define_power_difference()
+        aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(
+            lambda x, y, pow: power_difference_kernel(x, y, pow))
+        _x, _y = _r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3)
+        _check_kernel(_x, _y, 3, "x (2,3), y (3,) float64")
+        _check_kernel(_x.astype(np.float32), _y.astype(np.float32), 2, "x (2,3), y (3,) float32")
+    ### BEGIN HIDDEN TESTS
+        for _p in (0, 1, 4, 5):
+            _check_kernel(_r.uniform(-2, 2, (3, 1)), _r.uniform(-2, 2, (1, 4)), _p, "x (3,1), y (1,4) float64")
+        _check_kernel(_r.uniform(-2, 2, (2, 2)).astype(np.float32), np.float32(0.5) * np.ones((), np.float32), 3,
+                      "x (2,2), y a scalar, float32")
+        _d = aics.raw_ops.PowerDifference(x=aics.constant([3.0, -1.0]), y=aics.constant([1.0, 1.0]))   # pow = 2
+        grading.check_array(_d.numpy(), np.array([4.0, 4.0], np.float32), "PowerDifference with pow left at its default 2",
+                            dtype=np.float32)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2.3 练习：梯度（3 分）
+#
+# 补全 `power_difference_grad(op, grad)`：返回 `(dx, dy)`，
+# $\frac{\partial z}{\partial x} = pow\,(x-y)^{pow-1}$、$\frac{\partial z}{\partial y} = -\frac{\partial z}{\partial x}$，乘上上游梯度
+# `grad`，再用 `sum_to_shape(g, x)` / `sum_to_shape(g, y)` 把被广播的维度求和。用算子写（`aics.raw_ops.PowerDifference`、乘法……），
+# 不要用 NumPy，也不要在梯度函数里调用 `aics.gradients`/`GradientTape`。注意 $(x-y)^{pow-1}$ 恰好就是
+# `PowerDifference(x, y, pow-1)`：用这个算子自己来写，二阶导数也就自动走它自己的梯度。
+# 测试（OpDef 和 kernel 用参考实现）用中心差分检查雅可比矩阵，并在 `GradientTape`、`aics.gradients` + Session 和 `aics.function` 中各检查一次。
+
+# %% nbgrader={"grade": false, "grade_id": "power_difference_gradient", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def power_difference_grad(op, grad):
+    """The gradient of PowerDifference: (dL/dx, dL/dy) from grad = dL/dz, each with its input's shape."""
+    ### BEGIN SOLUTION
     x, y = op.inputs
     p = op.get_attr("pow")
-    dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-    return sum_to_shape(dx, x), sum_to_shape(-dx, y)
+    dz_dx = float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
+    return sum_to_shape(grad * dz_dx, x), sum_to_shape(-(grad * dz_dx), y)
+    ### END SOLUTION
 
+
+# %% nbgrader={"grade": true, "grade_id": "power_difference_gradient_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the gradient against central differences (aics.test.compute_gradient, float64), with
+# broadcasting, in a GradientTape, with aics.gradients in a Session, and in aics.function.
+from workbook.references import power_difference as _pd
+
+_MACHINERY = {"gradients", "gradient", "watch", "power_difference_grad", "function"}
+
+
+def _check_jacobians(xv, yv, p):
+    f = lambda a, b: aics.raw_ops.PowerDifference(x=a, y=b, pow=p)
+    theoretical, numerical = aics.test.compute_gradient(f, [xv, yv])
+    for name, t, n in zip("xy", theoretical, numerical):
+        grading.check_array(t, n, f"the Jacobian of PowerDifference(x {xv.shape}, y {yv.shape}, pow={p}) with "
+                            f"respect to {name}", atol=1e-6, hint="pow (x-y)^(pow-1) for x, its negative for y, "
+                            "times grad, summed over the broadcast dimensions (sum_to_shape)")
+
+
+def _expected(xv, yv, gz, p):
+    """(dL/dx, dL/dy) in NumPy: the broadcast gradient summed back to each input's shape."""
+    d = gz * p * np.power(xv - yv, p - 1)
+    return _sum_to(d, xv.shape), _sum_to(-d, yv.shape)
+
+
+def _sum_to(g, shape):
+    g = g.sum(axis=tuple(range(g.ndim - len(shape))))
+    return g.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1), keepdims=True)
+
+
+def _check_modes(xv, yv, p):
+    gz = np.random.default_rng(5).uniform(-1, 1, np.broadcast_shapes(xv.shape, yv.shape))
+    want = _expected(xv, yv, gz, p)
+    a, b = aics.constant(xv), aics.constant(yv)
+    with aics.GradientTape() as tape:
+        tape.watch([a, b])
+        z = aics.raw_ops.PowerDifference(x=a, y=b, pow=p)
+    tape_grads = [g.numpy() for g in tape.gradient(z, [a, b], output_gradients=aics.constant(gz))]
+    with aics.Graph().as_default():
+        px, py, pg = (aics.placeholder(aics.float64, v.shape) for v in (xv, yv, gz))
+        z = aics.raw_ops.PowerDifference(x=px, y=py, pow=p)
+        gx, gy = aics.gradients(z, [px, py], grad_ys=[pg])
+        _, called = grading.library_calls(aics.gradient_registry.function(OP), z.op, pg)
+        with aics.Session() as sess:
+            graph_grads = sess.run([gx, gy], {px: xv, py: yv, pg: gz})
+    used = sorted(called & _MACHINERY)
+    grading.check(not used, f"power_difference_grad calls the gradient machinery ({', '.join(used)}): write "
+                            f"pow (x-y)^(pow-1) with ops")
+
+    @aics.function(autograph=False)          # plain Python: nothing for AutoGraph to convert
+    def traced(u, v):
+        with aics.GradientTape() as t:
+            t.watch([u, v])
+            zz = aics.raw_ops.PowerDifference(x=u, y=v, pow=p)
+        return t.gradient(zz, [u, v], output_gradients=aics.constant(gz))
+    function_grads = [g.numpy() for g in traced(a, b)]
+    for mode, got in (("GradientTape", tape_grads), ("aics.gradients + Session", graph_grads),
+                      ("aics.function", function_grads)):
+        for name, g, w in zip("xy", got, want):
+            grading.check_array(g, w, f"{mode}: d/d{name} of PowerDifference(x {xv.shape}, y {yv.shape}, pow={p}) "
+                                f"with an upstream gradient", rtol=1e-9, atol=1e-12,
+                                hint="times grad, then summed to the input's shape")
+
+
+with grading.exercise("power_difference_gradient"):
+    _r = np.random.default_rng(13)
+    with aics.experimental.registration_scope():
+        for _registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+            _registry.unregister(OP)
+        _pd.define_power_difference()
+        aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(
+            _pd.power_difference_kernel)
+        aics.RegisterGradient(OP)(lambda op, grad: power_difference_grad(op, grad))
+        _check_jacobians(_r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3), 3)
+        _check_modes(_r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3), 2)
+    ### BEGIN HIDDEN TESTS
+        for _p in (1, 2, 4):
+            _check_jacobians(_r.uniform(-2, 2, (3, 1)), _r.uniform(-2, 2, (1, 4)), _p)
+        _check_jacobians(_r.uniform(-2, 2, 3), _r.uniform(-2, 2, (2, 3)), 3)
+        _check_modes(_r.uniform(-2, 2, (2, 1)), _r.uniform(-2, 2, (1, 3)), 3)
+        # Built from ops, the gradient has its own gradient: d2z/dx2 = pow (pow-1) (x-y)^(pow-2).
+        _xv, _yv = _r.uniform(-2, 2, (2, 3)), _r.uniform(-2, 2, 3)
+        _xa, _ya = aics.constant(_xv), aics.constant(_yv)
+        with aics.GradientTape() as _outer:
+            _outer.watch(_xa)
+            with aics.GradientTape() as _inner:
+                _inner.watch(_xa)
+                _z = aics.raw_ops.PowerDifference(x=_xa, y=_ya, pow=3)
+            _dz = _inner.gradient(_z, _xa)
+        _d2 = _outer.gradient(_dz, _xa)
+        grading.check(_d2 is not None, "the second derivative is None: build the gradient from ops")
+        grading.check_array(_d2.numpy(), 6 * (_xv - _yv), "d2/dx2 of PowerDifference(pow=3)", rtol=1e-9,
+                            hint="write the gradient with ops (PowerDifference itself), not NumPy")
+        # float32 in, float32 gradients out.
+        _a32 = aics.constant(_xv.astype(np.float32))
+        with aics.GradientTape() as _t:
+            _t.watch(_a32)
+            _z32 = aics.raw_ops.PowerDifference(x=_a32, y=aics.constant(_yv.astype(np.float32)), pow=2)
+        _g32 = _t.gradient(_z32, _a32).numpy()
+        grading.check_array(_g32, 2 * (_xv - _yv), "d/dx for float32 inputs", dtype=np.float32, rtol=1e-5)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 2.4 注册 PowerDifference
+#
+# 三部分都写好以后，这个单元格把它们真正注册到全局注册表里，后面各节都用它。哪一部分没通过测试，就改用参考实现（并说明）。
+# `aics.introspect.summary` 显示的定义、kernel 和梯度的位置就是你写的那几个单元格（`文件:行号`），和内置算子一样可以反查。
+
+# %%
+from workbook.references import power_difference as pd_reference
+
+define_fn = grading.use("power_difference_opdef", define_power_difference, pd_reference.define_power_difference,
+                        "PowerDifference OpDef")
+kernel_fn = grading.use("power_difference_kernel", power_difference_kernel, pd_reference.power_difference_kernel,
+                        "PowerDifference kernel")
+grad_fn = grading.use("power_difference_gradient", power_difference_grad, pd_reference.power_difference_grad,
+                      "PowerDifference gradient")
+for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+    registry.unregister(OP)                     # re-running this cell starts from a clean slate
+define_fn()
+# half is allowed by the OpDef but gets no kernel (section 3.4 shows what happens then).
+aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(kernel_fn)
+aics.RegisterGradient(OP)(grad_fn)
 
 print(aics.introspect.summary(OP))
+where_pd = aics.introspect.where(OP)
+print("\nop:", where_pd["op"], "| kernel:", where_pd["kernels"][0]["location"], "| gradient:", where_pd["gradient"])
 assert OP in aics.introspect.list_ops()
 assert aics.gradient_registry.is_differentiable(OP)
 
 # %% [markdown]
-# ### 2.1 Eager 模式
+# ### 2.5 Eager 模式
 #
 # `aics.raw_ops.PowerDifference` 是按 OpDef 即时生成的包装函数：输入和属性都按关键字传，`T` 由输入推断，`pow` 不传时取默认值 2。
 
@@ -356,7 +685,7 @@ assert np.allclose(z3.numpy(), (xv - yv) ** 3)
 assert np.allclose(z2.numpy(), (xv - yv) ** 2)
 
 # %% [markdown]
-# ### 2.2 静态图模式：Session 与 `aics.gradients`
+# ### 2.6 静态图模式：Session 与 `aics.gradients`
 #
 # 在 `Graph` 里调用同一个包装函数只会添加一个节点 (node)；形状函数在建图时就推断出输出形状 `(?, 3)`。
 # `aics.gradients` 在 `gradients/` 名字作用域 (name scope) 下生成反向子图，其中调用的正是我们注册的梯度函数。
@@ -382,7 +711,7 @@ assert np.allclose(gy_val, (-2 * (xv - yv)).sum(axis=0))     # y was broadcast o
 
 
 # %% [markdown]
-# ### 2.3 在 `aics.function` 里使用
+# ### 2.7 在 `aics.function` 里使用
 #
 # `aics.function` 第一次调用时把 Python 函数追踪 (trace) 成图，之后直接运行这张图。新算子和内置算子没有任何区别，
 # 在 `GradientTape` 下求导也照常工作。
@@ -405,7 +734,7 @@ assert np.isclose(value.numpy(), np.mean((xv - yv) ** 2))
 assert np.allclose(dvalue_dx.numpy(), 2 * (xv - yv) / xv.size)
 
 # %% [markdown]
-# ### 2.4 数值检查梯度
+# ### 2.8 数值检查梯度
 #
 # 对几个不同的 `pow`，在 float64 下比较理论与数值雅可比矩阵（$y$ 仍然被广播）；再用嵌套 tape 检查二阶导数
 # $\frac{\partial^2 z}{\partial x^2} = pow\,(pow-1)(x-y)^{pow-2}$。
@@ -513,7 +842,7 @@ else:
 # ### 3.3 注册表：按名字存取 OpDef
 #
 # 注册表是一个按算子名索引的字典：`get` 查不到时返回 `None`（同 TF 的 `op_def_registry.get`），`lookup` 则抛出 `NotFoundError`；
-# 同名重复注册抛出 `KeyError`，并指出第一次注册的位置——这正是我们在第 2 节要先注销再注册的原因。
+# 同名重复注册抛出 `KeyError`，并指出第一次注册的位置——这正是第 2.4 节的注册单元格要先注销再注册的原因。
 
 # %%
 od = aics.op_def_registry.get(OP)
@@ -546,7 +875,7 @@ for entry in aics.introspect.list_kernels(OP):
     print(entry)
 kd = aics.kernel_registry.find(OP, "CPU", {"T": aics.float32, "pow": 2})
 print(kd, "| registered at", os.path.basename(kd.location[0]), "line", kd.location[1])
-assert kd.impl is _power_difference_cpu
+assert kd.impl is kernel_fn
 assert aics.kernel_registry.find(OP, "CPU", {"T": aics.float16, "pow": 2}) is None
 
 half = aics.constant([1.0, 2.0], dtype=aics.float16)
@@ -817,7 +1146,7 @@ text = show_op()
 assert 'name: "Sin"' in text and "_sin_grad" in text
 op_picker.value = OP                         # what a click does: the observer re-renders
 shown = op_view.outputs[0]["text"]
-assert 'name: "PowerDifference"' in shown and "_power_difference_grad" in shown and "MLU" in shown
+assert 'name: "PowerDifference"' in shown and grad_fn.__name__ in shown and "MLU" in shown
 op_picker.value = "Sin"
 print(shown[:400], "...")
 
@@ -965,6 +1294,283 @@ with grading.exercise("tan_gradient"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## 6 实验：自己写图上的 `gradients(ys, xs, grad_ys)`
+#
+# 前面几节写的都是**单个算子**的梯度函数：给定算子输出的梯度，算出输入的梯度。`aics.gradients(ys, xs)` 要做的是把它们串起来，
+# 在图里加上整个反向子图。TensorFlow 的实现在 `tensorflow/python/ops/gradients_util.py`（`_GradientsHelper`），aicslib 的在
+# `aicslib/ops/gradients_util.py`。这个实验里你自己写它，然后让一个真正的 TF1 训练程序用你的实现训练。算法只有四个要点：
+#
+# 1. **哪些算子要反向**：从 `xs` 沿“消费者” (consumer) 向前能到达、并且某个 `y` 依赖它的算子。`stop_gradients` 里的张量当作常数：
+#    梯度既不从它流进产生它的算子，也不沿它向前找算子。
+# 2. **反向拓扑序 (reverse topological order)**：一个算子的梯度函数要用到它每个输出的**完整**梯度，所以必须等它所有的消费者都处理完
+#    才能处理它。
+# 3. **扇出累加 (fan-out accumulation)**：一个张量被几个算子使用时，每个消费者各送回一份梯度，它的梯度是这几份之和
+#    （$\frac{\partial L}{\partial h} = \sum_k \frac{\partial L}{\partial h}\big|_{\text{经过第 } k \text{ 个消费者}}$，多元链式法则）。
+#    所以 $y = h\cdot h + h$ 里 $h$ 的梯度有三份。
+# 4. **起点与终点**：`ys` 有几个时求的是 $\sum_i \langle \text{grad\_ys}_i, y_i\rangle$ 的梯度，`grad_ys[i]` 没给（`None`）就用全 1；
+#    没有任何梯度到达的 `x` 返回 `None` 而不是 0（TensorFlow 的约定）。`aics.stop_gradient` 生成的 `StopGradient` 算子用
+#    `no_gradient` 注册，梯度到它为止。
+#
+# 单个算子的那一步已经给你：`call_gradient_function(op, out_grads)` 按 `op.type` 查梯度注册表，把值为 `None` 的输出梯度补成 0，
+# 调用 `fn(op, *out_grads)`，返回每个输入一个梯度（或 `None`；`no_gradient` 的算子全是 `None`）。先看它在一个菱形 (diamond) 上做什么：
+
+# %%
+from aicslib.ops.gradients_util import call_gradient_function   # the per-op step of sections 1-5
+
+g_diamond = aics.Graph()
+with g_diamond.as_default():
+    x_d = aics.placeholder(aics.float64, [3], name="x")
+    h_d = aics.sin(x_d, name="h")
+    y_d = aics.add(h_d * h_d, h_d, name="y")         # h has three consumers' worth of gradient: h*h twice, y once
+    print("consumers of h:", [op.name for op in h_d.consumers()])
+    print("ops of the graph:", [(op.name, op.type) for op in g_diamond.get_operations()])
+    mul_op = h_d.consumers()[0]
+    print(f"call_gradient_function({mul_op.name}, [ones]) ->",
+          [g.op.type for g in call_gradient_function(mul_op, [aics.ones_like(mul_op.outputs[0])])])
+
+# %% [markdown]
+# ### 6.1 练习：反向要经过哪些算子，按什么顺序（3 分）
+#
+# 补全 `backward_ops(ys, xs, stop_gradients)`：返回要处理的算子的**列表**，每个算子排在它的所有（在列表里的）消费者之后。
+# 用 `x.consumers()`（使用张量 `x` 的算子）、`op.outputs`、`op.inputs`、`t.op`（产生张量 `t` 的算子）就够了。
+# 不要用库里现成的遍历（`aics.gradients`、planner 的 `prune` 等）。测试在菱形、带分支的图和随机图上比较算子集合，并检查顺序。
+
+# %% nbgrader={"grade": false, "grade_id": "backward_ops", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def backward_ops(ys, xs, stop_gradients=()):
+    """The ops a backward pass from ``ys`` to ``xs`` visits, as a list in reverse topological order.
+
+    An op is in it when it is reachable forward from some x (through op.outputs / consumers) and
+    some y depends on it; a tensor in ``stop_gradients`` is a constant (no path goes through it).
+    Each op must come after every one of its consumers that is in the list.
+    """
+    ### BEGIN SOLUTION
+    stops = set(stop_gradients)
+    forward, stack = set(), [op for x in xs if x not in stops for op in x.consumers()]
+    while stack:
+        op = stack.pop()
+        if op not in forward:
+            forward.add(op)
+            stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
+    between, stack = set(), [y.op for y in ys if y not in stops]
+    while stack:
+        op = stack.pop()
+        if op in forward and op not in between:
+            between.add(op)
+            stack.extend(t.op for t in op.inputs if t not in stops)
+    waiting = dict.fromkeys(between, 0)      # how many uses by ops in `between` are not processed yet
+    for op in between:
+        for t in op.inputs:
+            if t.op in between and t not in stops:
+                waiting[t.op] += 1
+    ready = [op for op in between if waiting[op] == 0]
+    order = []
+    while ready:
+        op = ready.pop()
+        order.append(op)
+        for t in op.inputs:
+            if t.op in between and t not in stops:
+                waiting[t.op] -= 1
+                if waiting[t.op] == 0:
+                    ready.append(t.op)
+    return order
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "backward_ops_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): the set of ops against the definition (autodiff.between_brute), the order, no library walk.
+from workbook.references import autodiff as _ad
+
+
+def _check_backward_ops(ys, xs, stops, what):
+    got, called = grading.library_calls(backward_ops, ys, xs, stops)
+    used = sorted(called & _ad.machinery_names())
+    grading.check(not used, f"backward_ops calls the library's graph walk ({', '.join(used)}): write the walk yourself "
+                            f"with consumers(), op.inputs and op.outputs")
+    grading.check(isinstance(got, (list, tuple)), f"{what}: backward_ops returned {type(got).__name__}, expected a list")
+    names = [op.name for op in got]
+    grading.check(len(set(names)) == len(names), f"{what}: ops listed twice: {sorted({n for n in names if names.count(n) > 1})}")
+    want = {op.name for op in _ad.between_brute(ys, xs, stops)}
+    missing, extra = sorted(want - set(names)), sorted(set(names) - want)
+    grading.check(not missing and not extra, f"{what}: expected the ops {sorted(want)}; missing {missing}, extra {extra} "
+                  f"(an op belongs when an x reaches it and a y depends on it, no stopped tensor on the way)")
+    bad_order = _ad.is_reverse_topological(got)
+    grading.check(bad_order is None, f"{what}: {bad_order}; each op must come after all its consumers "
+                                     f"(its gradient needs every consumer's contribution first)")
+
+
+with grading.exercise("backward_ops"):
+    with aics.Graph().as_default():
+        x = aics.placeholder(aics.float64, [3], name="x")
+        h = aics.sin(x, name="h")
+        y = aics.add(h * h, h, name="y")
+        _check_backward_ops([y], [x], (), "the diamond y = h*h + h, h = sin(x)")
+    with aics.Graph().as_default():
+        x = aics.placeholder(aics.float64, [3], name="x")
+        c = aics.cos(aics.constant([1.0, 2.0, 3.0], dtype=aics.float64, name="c"), name="cos_c")  # not from x
+        a = aics.tanh(x, name="a")
+        aics.exp(a, name="unused")                                                              # no y needs it
+        y = aics.multiply(a, c, name="y")
+        _check_backward_ops([y], [x], (), "y = tanh(x) * cos(c) with a branch exp(tanh(x)) no y uses")
+        s = aics.square(x, name="s")
+        y2 = aics.add(aics.sin(s, name="sin_s"), a, name="y2")
+        _check_backward_ops([y2], [x], [s], "y2 = sin(s) + tanh(x), s = square(x) in stop_gradients")
+        _check_backward_ops([y, y2], [x, a], (), "two ys, xs = [x, tanh(x)]")
+    ### BEGIN HIDDEN TESTS
+    for _seed in range(8):
+        _case = _ad.random_graph(_seed)
+        with _case["graph"].as_default():
+            _check_backward_ops(_case["ys"], _case["xs"], _case["stops"], _case["describe"])
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 6.2 练习：沿反向拓扑序传播并累加梯度（5 分）
+#
+# 补全 `my_gradients(ys, xs, grad_ys, stop_gradients)`，它的签名就是 `aics.gradients` 背后那个可替换的实现（见
+# `aicslib/ops/gradients_impl.py` 的说明）：返回每个 `x` 一个梯度张量，没有梯度到达时是 `None`。步骤：
+#
+# * 用一个字典记下每个张量收到的梯度**列表**；先放进每个 `y` 的起始梯度（`grad_ys[i]`，或 `aics.ones_like(y)`）；
+# * 按 `backward_ops(...)` 的顺序处理每个算子：把它每个输出收到的梯度加起来（`aics.add_n`；一份也没有就是 `None`），
+#   若所有输出都没有梯度就跳过它，否则调用 `call_gradient_function(op, out_grads)`，把得到的每个输入梯度记到对应的输入张量上
+#   （`None` 和 `stop_gradients` 里的张量除外）；
+# * 最后把每个 `x` 收到的梯度加起来返回。
+#
+# 测试对照的是中心差分（float64）算出的数值梯度：菱形、多个 `ys`、`grad_ys`、`stop_gradient`、不相连的 `x`，
+# 隐藏测试还有随机图和梯度注册表里的每一类可微算子。不要调用 `aics.gradients` 或库里的其他求导实现。
+# 你的 `backward_ops` 没通过测试时，这里的测试改用参考的 `backward_ops`（并说明），两道题分开计分。
+
+# %% nbgrader={"grade": false, "grade_id": "my_gradients", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_gradients(ys, xs, grad_ys=None, stop_gradients=()):
+    """The gradients of sum_i <grad_ys[i], ys[i]> with respect to each of ``xs``, built in the graph.
+
+    ys, xs: lists of graph Tensors; grad_ys: None or one entry per y (None entries mean ones);
+    stop_gradients: tensors no gradient flows through. Returns a list with one Tensor per x, or
+    None where no gradient reaches that x.
+    """
+    ### BEGIN SOLUTION
+    stops = set(stop_gradients)
+    received = {}                                        # tensor -> the gradients sent back to it
+    for i, y in enumerate(ys):
+        start = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
+        received.setdefault(y, []).append(aics.convert_to_tensor(start, dtype=y.dtype))
+
+    def total(t):
+        parts = received.get(t, [])
+        return None if not parts else parts[0] if len(parts) == 1 else aics.add_n(parts)
+
+    for op in backward_ops(ys, xs, stops):
+        out_grads = [total(t) for t in op.outputs]
+        if all(g is None for g in out_grads):
+            continue
+        for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+            if g is not None and t not in stops:
+                received.setdefault(t, []).append(g)
+    return [total(x) for x in xs]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_gradients_test", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
+# Test cell (locked): my_gradients against central differences in float64 (workbook.references.autodiff).
+from workbook.references import autodiff as _ad
+
+_student_backward_ops = backward_ops
+if grading.status("backward_ops") != "passed":
+    print("note: backward_ops has not passed its test: my_gradients is checked with the reference backward_ops")
+    backward_ops = _ad.backward_ops
+_allowed = () if backward_ops is _student_backward_ops else ("backward_ops",)
+
+
+def _check_gradients(ys, xs, feed, grad_ys=None, grad_ys_values=None, stops=(), stopped=(), what=""):
+    """Calls my_gradients as aics.gradients does (in the graph, under the name scope 'gradients'),
+    then compares each gradient with central differences; None exactly where no gradient reaches x."""
+    stopped = list(stopped) + [s for s in stops if s not in stopped]
+    with aics.name_scope("gradients"):
+        got, called = grading.library_calls(my_gradients, ys, xs, grad_ys, set(stops))
+    used = sorted((called & _ad.machinery_names()) - set(_allowed))
+    grading.check(not used, f"my_gradients calls the library's differentiation ({', '.join(used)}): "
+                            f"walk backward_ops and call call_gradient_function yourself")
+    grading.check(isinstance(got, (list, tuple)) and len(got) == len(xs),
+                  f"{what}: expected a list with one entry per x ({len(xs)}), got {got!r}")
+    reach = _ad.connected(ys, xs, stopped)
+    with aics.Session() as sess:
+        gy_values = grad_ys_values or [np.ones(np.shape(v)) for v in sess.run(ys, feed)]
+        numeric = _ad.numerical_gradients(sess, ys, xs, feed, gy_values, stopped)
+        for x, g, r, n in zip(xs, got, reach, numeric):
+            if not r:
+                grading.check(g is None, f"{what}: the gradient for '{x.name}' should be None (no y depends on it "
+                                         f"along a path without stop_gradient), got {g!r}")
+                continue
+            grading.check(g is not None, f"{what}: the gradient for '{x.name}' is None, but a y depends on it")
+            grading.check_array(sess.run(g, feed), n, f"{what}: d/d {x.name}", rtol=1e-6, atol=1e-7,
+                                hint="central differences of sum_i <grad_ys_i, y_i>")
+
+
+with grading.exercise("my_gradients"):
+    _r = np.random.default_rng(7)
+    with aics.Graph().as_default():
+        x = aics.placeholder(aics.float64, [3], name="x")
+        h = aics.sin(x, name="h")
+        y = aics.add(h * h, h, name="y")
+        _check_gradients([y], [x], {x: _r.uniform(-1, 1, 3)}, what="the diamond y = h*h + h, h = sin(x)")
+    with aics.Graph().as_default():
+        x = aics.placeholder(aics.float64, [3], name="x")
+        z = aics.placeholder(aics.float64, [3], name="z")
+        lonely = aics.placeholder(aics.float64, [3], name="lonely")
+        a = aics.tanh(x * z, name="a")
+        y1 = aics.multiply(a, x, name="y1")
+        y2 = aics.exp(a, name="y2")
+        gy = aics.placeholder(aics.float64, [3], name="grad_y1")
+        feed = {x: _r.uniform(-1, 1, 3), z: _r.uniform(-1, 1, 3), lonely: _r.uniform(-1, 1, 3)}
+        gy_value = _r.uniform(-2, 2, 3)
+        _check_gradients([y1, y2], [x, z, lonely], {**feed, gy: gy_value}, grad_ys=[gy, None],
+                         grad_ys_values=[gy_value, np.ones(3)],
+                         what="two ys y1 = tanh(x*z)*x, y2 = exp(tanh(x*z)), grad_ys=[g, None], an unconnected x")
+        frozen = aics.stop_gradient(a, name="frozen")
+        y3 = aics.add(frozen * x, aics.square(a), name="y3")
+        _check_gradients([y3], [x, z], feed, stopped=[frozen], what="y3 = stop_gradient(a)*x + a^2")
+        _check_gradients([y3], [x, z], feed, stops=[a], what="y3 with stop_gradients=[a]")
+        _check_gradients([aics.sin(frozen, name="only_stopped")], [x], feed, stopped=[frozen],
+                         what="y = sin(stop_gradient(a)): nothing reaches x")
+    ### BEGIN HIDDEN TESTS
+    for _seed in range(8):
+        _case = _ad.random_graph(_seed)
+        with _case["graph"].as_default():
+            _check_gradients(_case["ys"], _case["xs"], _case["feed"], _case["grad_ys"], _case["grad_ys_values"],
+                             _case["stops"], _case["stopped"], what=_case["describe"])
+    # Every differentiable op of the registry (every 3rd in the quick setting), in its own graph.
+    _recipes = sorted(_ad.gradient_recipes().items())
+    for _op_type, _recipe in _recipes[::3 if aics.flags.FAST else 1]:
+        _case = _ad.registry_case(_op_type, _recipe)
+        with _case["graph"].as_default():
+            with aics.name_scope("gradients/"):        # (the scope aics.gradients opens)
+                _got = my_gradients([_case["loss"]], _case["xs"], None, set())
+            grading.check(all(g is not None for g in _got), f"{_op_type}: my_gradients gave None for an input "
+                                                            f"the loss depends on")
+            with aics.Session() as _sess:
+                _err, _scale = _ad.directional_check(_sess, _case["loss"], _case["xs"], _got, _case["feed"],
+                                                     _case["delta"], np.random.default_rng(0))
+            grading.check(_err <= _case["tolerance"] * _scale,
+                          f"a graph with one {_op_type} op: the gradient disagrees with central differences by {_err:.3g}")
+    ### END HIDDEN TESTS
+backward_ops = _student_backward_ops
+
+# %% [markdown]
+# ### 6.3 用你的 `gradients` 训练一个真正的 TF1 程序
+#
+# `workbook.engine.compare_engines` 运行 `tests/tf_programs/` 里的一个 TF1 程序（和 TensorFlow 教程一样的写法，只把
+# `import` 换成了 aicslib，程序最后自己用 NumPy 核对结果），先用库里的 `gradients`，再在 `student_engine(gradients=...)` 里用你的。
+# 程序里的 `optimizer.minimize(loss)` 调用 `aics.gradients`，后者经过 `aics.experimental.use_gradients` 这个接缝 (seam)
+# 调用你的 `my_gradients`。两个引擎打印的数应当一致。练习没通过时这里改用参考实现（并说明）。
+
+# %%
+from workbook import engine
+from workbook.references import autodiff as autodiff_reference
+
+backward_ops = grading.use("backward_ops", backward_ops, autodiff_reference.backward_ops, "backward_ops")
+gradients_fn = grading.use("my_gradients", my_gradients, autodiff_reference.gradients, "gradients")
+library_numbers, your_numbers = engine.compare_engines("tf1_mlp_dropout_lr_decay", gradients=gradients_fn)
+assert all(np.isclose(library_numbers[k], your_numbers[k], rtol=1e-5) for k in library_numbers)
+
+# %% [markdown]
 # ## 小结
 #
 # * TensorFlow 和 aicslib 都把算子分三处登记：**定义**（`REGISTER_OP` / `aics.register_op`，在 `core/ops` 与 `aicslib/ops/*_ops.py`）、
@@ -977,14 +1583,13 @@ with grading.exercise("tan_gradient"):
 # * 注册流程：spec 字符串由 `OpDefBuilder` 逐条解析成 `AttrDef`/`ArgDef`，组成 `OpDef` 存入注册表；kernel 以 (算子, 设备, 类型约束) 为键注册，
 #   运行时按节点属性查找——OpDef 不允许的类型在建节点时被拒绝（`TypeError`），允许但没有 kernel 的类型在查找时失败（`NotFoundError`），
 #   请求的设备上没有 kernel 时可以软放置回 CPU。
-# * 新算子 `PowerDifference` 用三段 Python 代码就完成了定义、kernel 和梯度，并在 eager、Session、`aics.function` 中与内置算子一样工作。
+# * 新算子 `PowerDifference` 用三段 Python 代码就完成了定义（含处理未知维度的形状函数）、kernel 和梯度（被广播的维度求和），并在 eager、Session、`aics.function` 中与内置算子一样工作，`aics.introspect` 同样能反查到你写的那几行。
+# * 图上的 `gradients(ys, xs, grad_ys)` 只是把单个算子的梯度函数串起来：找出 xs 与 ys 之间的算子，按反向拓扑序处理，同一张量收到的多份梯度相加，`stop_gradient` 处截断，没有梯度到达的 x 得到 `None`。换上你自己的实现，真正的 TF1 训练程序照样训练出同样的结果。
 #
-# 最后把全局注册表恢复原状（去掉 Tan 的梯度和 `PowerDifference`），不影响同一进程里之后运行的代码。
+# 最后用第 2 节开头的 `chapter_scope.restore()` 把全局注册表恢复到本章开始前（去掉 Tan 的梯度、`PowerDifference` 和它的 MLU kernel），不影响同一进程里之后运行的代码。
 
 # %%
-aics.gradient_registry.unregister("Tan")
-for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
-    registry.unregister(OP)
+chapter_scope.restore()          # what this chapter registered is gone, what it unregistered is back
 assert not aics.gradient_registry.is_registered("Tan")
 assert OP not in aics.introspect.list_ops() and not aics.introspect.list_kernels(OP)
 print("registries restored:", len(aics.introspect.list_ops()), "ops")

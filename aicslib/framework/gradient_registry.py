@@ -58,6 +58,18 @@ class GradientRegistry:
         self._fns.pop(op_type, None)
         self._where.pop(op_type, None)
 
+    def snapshot(self):
+        """The registered gradients now, for ``restore`` (``aics.experimental.registration_scope``)."""
+        return dict(self._fns), dict(self._where)
+
+    def restore(self, snapshot):
+        """Puts back the gradients ``snapshot()`` returned."""
+        fns, where = snapshot
+        self._fns.clear()
+        self._fns.update(fns)
+        self._where.clear()
+        self._where.update(where)
+
 
 gradient_registry = GradientRegistry()
 

@@ -167,6 +167,18 @@ class KernelRegistry:
         self._by_op.pop(op_type, None)
         self._changed(op_type)
 
+    def snapshot(self):
+        """The registered kernels now, for ``restore`` (``aics.experimental.registration_scope``)."""
+        return {op: list(kds) for op, kds in self._by_op.items()}
+
+    def restore(self, snapshot):
+        """Puts back the kernels ``snapshot()`` returned; the dispatch caches drop the changed ops'."""
+        changed = {op for op in set(snapshot) | set(self._by_op) if snapshot.get(op, []) != self._by_op.get(op, [])}
+        self._by_op.clear()
+        self._by_op.update({op: list(kds) for op, kds in snapshot.items()})
+        for op in sorted(changed):
+            self._changed(op)
+
     def _changed(self, op_type):
         self.version += 1
         for cb in self.on_change:

@@ -523,6 +523,19 @@ class OpDefRegistry:
         for cb in self.on_change:
             cb(name)
 
+    def snapshot(self):
+        """What is registered now, for ``restore`` (``aics.experimental.registration_scope``)."""
+        return dict(self._builders)
+
+    def restore(self, snapshot):
+        """Puts back the registrations ``snapshot()`` returned; the changed op types are announced."""
+        changed = {n for n in set(snapshot) | set(self._builders) if snapshot.get(n) is not self._builders.get(n)}
+        self._builders.clear()
+        self._builders.update(snapshot)
+        for name in sorted(changed):
+            for cb in self.on_change:
+                cb(name)
+
 
 op_def_registry = OpDefRegistry()
 
