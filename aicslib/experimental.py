@@ -21,7 +21,7 @@ Each replaces one function behind a documented seam, for the duration of a
 from .framework.session import use_planner
 from .ops.gradients_impl import use_gradients
 from .framework.kernel_registry import kernel_registry as _kernel_registry
-from .framework.registration_scope import registration_scope  # noqa: F401
+from .framework.registration_scope import registration_scope
 
 use_kernel = _kernel_registry.use
 
