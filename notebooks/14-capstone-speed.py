@@ -9,20 +9,18 @@
 # %% [markdown]
 # # 14 综合实验 (capstone)：让风格迁移的一步更快，结果不变
 #
-# **前置章节 (prerequisites)**：[05 style-transfer](05-style-transfer.ipynb)、[08 convolution-internals](08-convolution-internals.ipynb)、[10 operator-fusion](10-operator-fusion.ipynb)；[11 mixed-precision](11-mixed-precision.ipynb) 与 [12 sparse-training](12-sparse-training.ipynb) 可选
-#
-# 第 05 章的风格迁移每一步都做同一件事：对当前图像 $x$ 求总损失
+# 第 13 章的风格迁移每一步都做同一件事：对当前图像 $x$ 求总损失
 # $\alpha L_\text{content} + \beta L_\text{style}$ 及其对 $x$ 的梯度。本章给出这一步最直接的写法
 # `naive_step`：每次调用都重新计算内容目标与风格目标，并且为损失的两项各把图像送进网络一次（第一版代码常常这样写）。
 # 你的任务是写一个**结果相同、速度更快**的版本。
 #
 # 课程里学过的办法都可以用：
 #
-# * **把不变的计算提出循环**：内容图与风格图在训练中不变，它们的特征与 Gram 矩阵只需算一次（与第 10 章的常量折叠是同一个想法）；
-# * **同一个值只算一次**：两项损失用的是同一次前向传播的不同层（第 10 章的公共子表达式消除 (CSE)）；
-# * **整图执行**：`aics.function` 把一步追踪成图，省去逐个 op 的 Python 开销，图优化器可以融合算子（第 10 章）；
-# * **卷积算法**：im2col + GEMM、Winograd 各有适用的形状（第 08 章）；
-# * **更低的精度、稀疏**（第 11、12 章）：只要结果仍在容差之内。
+# * **把不变的计算提出循环**：内容图与风格图在训练中不变，它们的特征与 Gram 矩阵只需算一次（与第 09 章的常量折叠是同一个想法）；
+# * **同一个值只算一次**：两项损失用的是同一次前向传播的不同层（第 09 章的公共子表达式消除 (CSE)）；
+# * **整图执行**：`aics.function` 把一步追踪成图，省去逐个 op 的 Python 开销，图优化器可以融合算子（第 09 章）；
+# * **卷积算法**：im2col + GEMM、Winograd 各有适用的形状（第 05 章）；
+# * **更低的精度、稀疏**（第 07 章、第 12 章）：只要结果仍在容差之内。
 #
 # 评分分两部分：先写一个**正确的计时函数**（3 分），再写更快的一步（7 分：对新图像、新的内容/风格对结果一致，
 # 且在同一次运行里测得的加速比不低于 `REQUIRED_SPEEDUP`）。`make autograde` 把每个人测得的加速比写进
@@ -162,7 +160,7 @@ speedup = grading.use("capstone_speedup", my_speedup, capstone_reference.speedup
 # 代价是多线程带来的加速在这里看不到（线程越多，CPU 时间只会更多）。
 #
 # 提示：`capstone_reference.features(x, weights)` 给出 VGG19 各层特征，`style_transfer.gram_matrix`、
-# `style_transfer.total_loss(features, targets)` 是第 05 章的损失；`naive_step` 的源码在
+# `style_transfer.total_loss(features, targets)` 是第 13 章的损失；`naive_step` 的源码在
 # `workbook/references/capstone.py`。
 
 # %% nbgrader={"grade": false, "grade_id": "capstone_fast_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
