@@ -2,7 +2,7 @@
 aicslib): one data preparation, one initialisation and one NumPy forward pass, so that the chapters
 start from the same weights and compare like with like.
 
-The backward pass is not here: writing it is chapter 10's exercise.
+The loss gradient and the backward pass are not here: writing them is chapter 10's exercise.
 """
 import numpy as np
 
@@ -54,21 +54,6 @@ def forward(params, x):
         if i < n:
             h = np.maximum(h, 0)
     return h, tuple(cache)
-
-
-def softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def loss_and_dlogits(logits, y):
-    """The fused softmax + cross-entropy: (mean loss, dL/dlogits = (softmax - onehot) / N)."""
-    p = softmax(logits)
-    n = len(y)
-    loss = float(-np.mean(np.log(p[np.arange(n), y] + 1e-12)))
-    d = p
-    d[np.arange(n), y] -= 1.0
-    return loss, d / n
 
 
 def accuracy(params, x, y):
