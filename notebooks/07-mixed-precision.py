@@ -34,6 +34,7 @@
 
 # %%
 import time
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -105,7 +106,8 @@ assert FP16_MIN_SUBNORMAL == 2.0 ** -24
 def bits_of(value, name):
     """(bit string 'sign|exponent|mantissa', stored value) of ``value`` in format ``name``."""
     dt, s, e, m = FORMATS[name]
-    stored = aics.cast(aics.constant(np.float64(value)), dt).numpy()
+    with np.errstate(over="ignore"):     # out of range: inf (or NaN in E4M3), reported as "overflow" below
+        stored = aics.cast(aics.constant(np.float64(value)), dt).numpy()
     raw = int(np.asarray(stored).reshape(1).view(f"uint{8 * dt.size}")[0])
     b = format(raw, f"0{s + e + m}b")
     return f"{b[:s]}|{b[s:s + e]}|{b[s + e:]}", float(stored)
@@ -719,7 +721,17 @@ results = {"fp32": (fp32_model, fp32_hist)}
 for k, (label, (policy, scaling, s0)) in enumerate(CONFIGS.items(), start=2):
     print(f"config {k} of {len(CONFIGS) + 1}: {label} ...")        # fp32 (config 1) was trained above
     model = build_mlp(mp.Policy(policy), scaling, initial_scale=s0 or 2.0 ** 15)
-    hist = train(model, desc=f"config {k} of {len(CONFIGS) + 1}: {label}", probe_every=max(STEPS // 5, 1), record_scale=scaling != "none")
+    # NumPy warns when a float16 value overflows (to inf) and when inf meets inf or 0 (NaN): that is what a
+    # too-large loss scale does. Caught here, and said in plain words below.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        hist = train(model, desc=f"config {k} of {len(CONFIGS) + 1}: {label}", probe_every=max(STEPS // 5, 1),
+                     record_scale=scaling != "none")
+    overflow_notes = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    if overflow_notes:
+        print(f"  NumPy warned {len(caught)} time(s) during this run ({'; '.join(overflow_notes)}): with the scale "
+              f"at S = 2^{np.log2(s0 or 2.0 ** 15):.0f} the scaled gradients exceed float16's 65504 and become inf, and inf - inf or inf * 0 gives "
+              f"NaN. These are the non-finite gradients the loss scaler detects: those steps are skipped and S halves.")
     results[label] = (model, hist)
     print(f"{label:>18}: test accuracy {hist['accuracy']:.4f} ({hist['time']:.1f} s)")
 for label, (_, hist) in results.items():
