@@ -26,16 +26,15 @@
 # 低精度类型是真实的 1、2 字节 NumPy 类型（来自 `ml_dtypes`，TensorFlow 与 JAX 用的同一个库），
 # 所以这里看到的舍入、下溢与内存都是真的；只是 CPU 上没有 Tensor Core，fp16 不会更快。
 #
-# **运行时间**：完整设置（60000 张训练图，五种配置各训练 3 轮，约 1400 步）在空闲的 2 核 CPU 上估计 1–2 分钟
-# （按测得的每步 CPU 时间估算：fp32 约 2 ms，混合 fp16 + 动态缩放约 9 ms）。2026-11-23 在本机用
-# `python notebooks/07-mixed-precision.py` 实测：几乎空闲时（负载约 3）1 分 30 秒（CPU 时间 136 秒）；同时跑着别的任务
-# （负载约 14）时默认的 2 个 BLAS 线程每秒只走约 3 步，设 `OMP_NUM_THREADS=1` 后 5 分 34 秒（CPU 时间 65 秒）。
-# `AICS_FAST=1` 时（5000 张图、每种配置 150 步）约 15–20 秒。每个训练循环都有进度条。
+# 第一个代码单元格打印本章实测的运行时间（完整设置：60000 张训练图，五种配置各训练 3 轮；`AICS_FAST=1`：5000 张图、
+# 每种配置 150 步）。每个训练循环都有进度条。
 #
-# **练习**（自动评分，3 分）在第 4 节：写出动态损失缩放的更新规则。没做完时后面的单元格照常运行。
+# **练习**（自动评分，共 9 分）是第 4 节的实验“能救活一次训练的损失缩放”，分三步：状态机、fp32 中的反缩放与检查、
+# 一步完整的带缩放训练。没做完时后面的单元格照常运行（改用参考实现并说明）。
 
 # %%
 import time
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -47,8 +46,9 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags
 from aicslib import mixed_precision as mp
-from workbook import grading
-from aicslib.datasets import mnist
+from workbook import grading, mnist_mlp, run_times
+
+run_times.show("mixed-precision")
 
 FAST = flags.FAST                        # AICS_FAST=1: the quick setting used by CI
 SEED = 0
@@ -71,7 +71,7 @@ print(f"FAST={FAST}: {TRAIN_N} training images, {STEPS} steps per configuration,
 # |---|---|
 # | fp32 (float32) | 主权重、损失、softmax 等对精度敏感的计算 |
 # | fp16 (float16, half) | GPU Tensor Core 的传统输入格式；范围小，需要损失缩放 |
-# | bf16 (bfloat16) | fp32 的高 16 位：范围与 fp32 相同、精度只有 8 位有效数字；通常不需要损失缩放 |
+# | bf16 (bfloat16) | fp32 的高 16 位：范围与 fp32 相同、精度只有 8 个有效二进制位（含隐含的 1 位，约 2–3 位十进制有效数字）；通常不需要损失缩放 |
 # | fp8 E4M3 (`float8_e4m3fn`) | 前向的权重与激活（精度多一位，范围到 448，没有无穷大） |
 # | fp8 E5M2 (`float8_e5m2`) | 反向的梯度（范围更大，到 57344） |
 #
@@ -106,7 +106,8 @@ assert FP16_MIN_SUBNORMAL == 2.0 ** -24
 def bits_of(value, name):
     """(bit string 'sign|exponent|mantissa', stored value) of ``value`` in format ``name``."""
     dt, s, e, m = FORMATS[name]
-    stored = aics.cast(aics.constant(np.float64(value)), dt).numpy()
+    with np.errstate(over="ignore"):     # out of range: inf (or NaN in E4M3), reported as "overflow" below
+        stored = aics.cast(aics.constant(np.float64(value)), dt).numpy()
     raw = int(np.asarray(stored).reshape(1).view(f"uint{8 * dt.size}")[0])
     b = format(raw, f"0{s + e + m}b")
     return f"{b[:s]}|{b[s:s + e]}|{b[s + e:]}", float(stored)
@@ -164,11 +165,7 @@ show_number()
 # （先把 logits 转回 fp32），这也是 Keras 的建议。
 
 # %%
-(x_train_u8, y_train_all), (x_test_u8, y_test) = mnist.load_data()
-x_train = x_train_u8[:TRAIN_N].reshape(-1, 784).astype(np.float32) / np.float32(255)
-y_train = y_train_all[:TRAIN_N].astype(np.int64)
-x_test = x_test_u8.reshape(-1, 784).astype(np.float32) / np.float32(255)
-y_test = y_test.astype(np.int64)
+x_train, y_train, x_test, y_test = mnist_mlp.load(TRAIN_N)    # the MLP chapters' shared data
 print(x_train.shape, x_test.shape)
 
 
@@ -179,9 +176,12 @@ def build_mlp(policy, scaling="none", initial_scale=2.0 ** 15, seed=SEED):
         aics.set_random_seed(seed)
         x = aics.placeholder(aics.float32, [None, 784], name="x")
         y = aics.placeholder(aics.int64, [None], name="y")
-        layers = [aics.keras.layers.Dense(300, "relu", dtype=policy, name="fc1"),
-                  aics.keras.layers.Dense(100, "relu", dtype=policy, name="fc2"),
-                  aics.keras.layers.Dense(10, dtype=policy, name="fc3")]
+        init = mnist_mlp.init_params(seed)                 # the same weights as chapter 10 starts from
+        n = len(mnist_mlp.SIZES) - 1
+        layers = [aics.keras.layers.Dense(mnist_mlp.SIZES[i], "relu" if i < n else None, dtype=policy,
+                                          name=f"fc{i}",
+                                          kernel_initializer=aics.keras.initializers.Constant(init[f"W{i}"]))
+                  for i in range(1, n + 1)]
         acts, h = [], x
         for layer in layers:
             h = layer(h)
@@ -227,8 +227,14 @@ assert demo_out.dtype == aics.float16 and all(w.dtype == aics.float32 for w in d
 # **激活梯度** $\partial L/\partial h$（反向传播中真正在层间流动的量）。把它们的 $\log_2|g|$ 画成直方图，
 # 与 fp16 能表示的范围比较：小于 $2^{-25}$（最小次正规数 $2^{-24}$ 的一半）的值转成 fp16 后变成 0。
 #
-# Micikevicius 等人的混合精度论文 (*Mixed Precision Training*, ICLR 2018) 报告，在他们研究的网络上约 5% 的权重梯度
-# 指数小于 $-24$，直接用 fp16 表示就会变成 0——这是他们的测量，不是我们的。下面量的是**这个 MNIST 网络**的比例。
+# Micikevicius 等人的混合精度论文 (*Mixed Precision Training*, ICLR 2018) 里有两个不同的测量，论证的是两件不同的事：
+#
+# * “约 5% 的权重梯度指数小于 $-24$”来自**一个**普通话语音识别模型的权重梯度直方图（论文 3.1 节）；
+#   论文用它说明为什么要保留 **fp32 主权重**：这些梯度（以及乘上学习率之后的更新）在 fp16 里变成 0；
+# * **损失缩放**的论证（论文 3.2 节）用的是 Multibox SSD 检测网络的**激活梯度**直方图：大部分值落在 fp16 能表示的范围之下，
+#   而范围的上半部分几乎没用到；把损失乘上一个常数、整体右移这些梯度，SSD 就能训练到与 fp32 相同的精度。
+#
+# 这些是他们的网络上的测量，不是我们的。下面量的是**这个 MNIST 网络**的两类梯度。
 
 # %%
 def train(model, steps=STEPS, desc="", probe_every=None, record_scale=False):
@@ -326,7 +332,8 @@ def show_scale(_=None):
         fig, ax = plt.subplots(figsize=(8, 2.6))
         ax.hist(shifted, bins=np.arange(-45, 30, 1.0), color="C1")
         ax.axvspan(-24, np.log2(65504), color="C2", alpha=0.15, label="representable in fp16")
-        ax.set_xlabel("log2 |S * g|"); ax.set_yscale("log"); ax.legend(fontsize=8)
+        ax.set_xlabel("log2 |S * g|"); ax.set_ylabel("count (log scale)"); ax.set_yscale("log")
+        ax.legend(fontsize=8)
         ax.set_title(f"S = 2^{k}: {100 * under:.3f}% underflow, {100 * over:.3f}% overflow")
         plt.show()
     return under, over
@@ -338,17 +345,29 @@ u0, o0 = show_scale()
 assert o0 == 0.0    # without scaling nothing overflows
 
 # %% [markdown]
-# ## 4. 练习：动态损失缩放的更新规则
+# ## 4. 实验：能救活一次训练的损失缩放（自动评分，9 分）
 #
-# 静态缩放要人来选 $S$：太小仍下溢，太大就上溢。**动态损失缩放**（Keras `LossScaleOptimizer` 的默认做法）让 $S$ 自己调整。
-# 每一步拿到（已除以 $S$ 的）梯度后：
+# 上面的 MNIST 网络在 fp16 里不缩放也能训练：它的梯度大多在 fp16 的范围之内。Micikevicius 等人 (2018) 在 SSD 检测网络上
+# 看到的情况不同：激活梯度 (activation gradients) 大多小于 $2^{-24}$，不缩放时转成 fp16 全变成 0，网络训练不起来；
+# 把损失乘以 $S$ 之后同一个网络就能训练。这里造一个同样的情形：损失乘上一个很小的权重
+# $\lambda$（`LOSS_WEIGHT`；例如多任务里权重很小的一项，或者“对很大的全局批次求和再除以批次大小”），优化器用 Adam。
+# Adam 的更新 $m/(\sqrt{v}+\epsilon)$ 几乎不随梯度的整体大小变化（这里把 $\epsilon$ 设得很小），所以 fp32 中
+# 乘不乘 $\lambda$ 训练得一样；但在 fp16 里，$\lambda$ 把反向传播中的梯度推到 $2^{-24}$ 以下，它们变成 0——下面会看到训练停在原地。
 #
-# * 如果有任何一个梯度不是有限数 (inf 或 NaN)：说明 $S$ 太大、溢出了。**这一步不更新权重**，$S$ 减半，但不小于 1；计数器清零；
-# * 否则正常更新权重，计数器加 1；当计数器达到 `growth_steps` 时 $S$ 翻倍、计数器清零。
-#   $S$ 本身是一个 float32：如果翻倍后在 float32 中溢出成 inf，就保持原值（但计数器照样清零）。
+# **动态损失缩放** (dynamic loss scaling) 就是 Keras `LossScaleOptimizer` 的默认做法：用当前的 $S$ 算出“缩放后损失”的梯度，
+# 在 **fp32** 中除以 $S$（在 fp16 里除又会下溢），然后：
 #
-# 补全 `update_loss_scale(scale, counter, grads_finite, growth_steps)`，返回 `(new_scale, new_counter, apply_step)`。
-# 只用 Python 或 NumPy，不要调用 aicslib（测试会检查）。
+# * 如果有任何一个梯度不是有限数 (inf 或 NaN)：$S$ 太大、溢出了。**这一步不更新权重**，$S$ 减半（浮点除法：3 变成 1.5），
+#   但不小于 1；计数器清零；
+# * 否则正常更新权重，计数器加 1；计数器达到 `growth_steps` 时 $S$ 翻倍、计数器清零。
+#   $S$ 本身是一个 float32：翻倍后若在 float32 中溢出成 inf，就保持原值（计数器照样清零）。
+#
+# 分三步写（只用 Python 或 NumPy，不要调用 aicslib，测试会检查）：**(a)** 状态机 `update_loss_scale`（3 分）；
+# **(b)** `unscale_and_check`：在 fp32 中除以 $S$ 并检查是否全部有限（2 分）；**(c)** `loss_scaled_step`：
+# 一步完整的带缩放训练（4 分），测试会用它真的训练下面的 fp16 网络，并检查训练被救活了。
+# 没做完也不影响后面的单元格：它们会改用 `workbook/references/loss_scale.py` 里的参考实现并说明。
+#
+# ### (a) 状态机：`update_loss_scale(scale, counter, grads_finite, growth_steps)` → `(new_scale, new_counter, apply_step)`
 
 # %% nbgrader={"grade": false, "grade_id": "loss_scale_rule", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def update_loss_scale(scale, counter, grads_finite, growth_steps=2000):
@@ -411,6 +430,271 @@ with grading.exercise("loss_scale_rule"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
+# ### 实验用的 fp16 网络
+#
+# 一个小一些的 784-64-10 网络（`workbook.mnist_mlp` 的同一种初始化），`mixed_float16` 策略，损失乘以 `LOSS_WEIGHT`，
+# Adam（$\epsilon = 10^{-12}$）。`LabModel.scaled_grads(S, x, y)` 返回 $S\cdot\lambda\cdot L$ 对各权重的梯度：
+# 反向传播在 fp16 中进行，最后由 `Cast` 的梯度转回 fp32；`LabModel.apply(grads)` 用 Adam 应用给定的 fp32 梯度。
+# 先看不缩放时（$S = 1$）这些梯度有多少恰好是 0：
+
+# %%
+LAB_SIZES = (784, 64, 10)
+LOSS_WEIGHT = 1e-5
+LAB_STEPS = 60 if FAST else 400
+LAB_GROWTH = 20 if FAST else 200
+
+
+class LabModel:
+    """The lab's MLP under a dtype policy: scaled gradients out, fp32 gradients in (Adam)."""
+
+    def __init__(self, policy, seed=SEED):
+        init = mnist_mlp.init_params(seed, LAB_SIZES)
+        self.graph = aics.Graph()
+        with self.graph.as_default():
+            self.x = aics.placeholder(aics.float32, [None, 784], name="x")
+            self.y = aics.placeholder(aics.int64, [None], name="y")
+            self.scale = aics.placeholder(aics.float32, [], name="loss_scale")
+            h, n = self.x, len(LAB_SIZES) - 1
+            for i in range(1, n + 1):
+                h = aics.keras.layers.Dense(
+                    LAB_SIZES[i], "relu" if i < n else None, dtype=mp.Policy(policy), name=f"fc{i}",
+                    kernel_initializer=aics.keras.initializers.Constant(init[f"W{i}"]))(h)
+            logits = aics.cast(h, aics.float32)
+            xent = aics.reduce_mean(aics.nn.sparse_softmax_cross_entropy_with_logits(labels=self.y, logits=logits))
+            self.loss = LOSS_WEIGHT * xent
+            self.xent = xent
+            self.weights = aics.trainable_variables()
+            self.grads = aics.gradients(self.loss * self.scale, self.weights)
+            self.grad_in = [aics.placeholder(aics.float32, w.shape) for w in self.weights]
+            self.train_op = aics.train.AdamOptimizer(1e-3, epsilon=1e-12).apply_gradients(
+                zip(self.grad_in, self.weights))
+            self.accuracy = aics.reduce_mean(aics.cast(aics.equal(aics.argmax(logits, 1), self.y), aics.float32))
+            self.sess = aics.Session(graph=self.graph)
+            self.sess.run(aics.global_variables_initializer())
+
+    def scaled_grads(self, scale, x, y):
+        return [np.asarray(g, np.float32) for g in self.sess.run(
+            self.grads, {self.x: x, self.y: y, self.scale: np.float32(scale)})]
+
+    def apply(self, grads):
+        self.sess.run(self.train_op, dict(zip(self.grad_in, grads)))
+
+    def cross_entropy(self, x, y):
+        return float(self.sess.run(self.xent, {self.x: x, self.y: y}))
+
+    def test_accuracy(self):
+        return float(self.sess.run(self.accuracy, {self.x: x_test, self.y: y_test}))
+
+
+def lab_batches(steps, seed=SEED):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, len(x_train), BATCH) for _ in range(steps)]
+
+
+_probe = lab_batches(1)[0]
+for policy in ("float32", "mixed_float16"):
+    _g = LabModel(policy).scaled_grads(1.0, x_train[_probe], y_train[_probe])
+    _zero = np.mean(np.concatenate([(g == 0).ravel() for g in _g]))
+    print(f"{policy:>14}, S = 1: {100 * _zero:.1f}% of the weight-gradient entries are exactly 0")
+
+# %% [markdown]
+# ### (b) `unscale_and_check(scaled_grads, scale)` → `(grads, all_finite)`
+#
+# 把每个梯度（NumPy 数组）在 **float32** 中除以 `scale`，返回 float32 数组的列表，以及“所有梯度的所有元素都是有限数”
+# （inf 和 NaN 都算不有限）。
+
+# %% nbgrader={"grade": false, "grade_id": "unscale_and_check", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def unscale_and_check(scaled_grads, scale):
+    """Returns ([g / scale in float32 for each g], whether every entry of every gradient is finite)."""
+    ### BEGIN SOLUTION
+    grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+    return grads, all(bool(np.all(np.isfinite(g))) for g in grads)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "unscale_and_check_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Autograded checks (locked): float32 results (the gradients of a float16 backward pass, scaled by up to
+# 2^20), inf and NaN found in any gradient. Plain NumPy: calling aicslib or the workbook's reference fails.
+def _unscale(grads, scale):
+    out = grading.no_library_calls(unscale_and_check, grads, scale, what="unscale_and_check")
+    grading.check(isinstance(out, tuple) and len(out) == 2,
+                  f"unscale_and_check must return (grads, all_finite), got {type(out).__name__}")
+    return out
+
+
+def _check_unscale(grads, scale, finite, what):
+    got, ok = _unscale([g.copy() for g in grads], scale)
+    grading.check(bool(ok) is finite, f"{what}: all_finite should be {finite}, got {ok}")
+    grading.check(len(got) == len(grads), f"{what}: expected {len(grads)} gradients back, got {len(got)}")
+    for i, (g_got, g_in) in enumerate(zip(got, grads)):
+        grading.check(np.asarray(g_got).dtype == np.float32,
+                      f"{what}: gradient {i} should be float32, got {np.asarray(g_got).dtype}")
+        with np.errstate(invalid="ignore"):      # inf - inf where both are inf: equal, not a difference
+            grading.check_array(g_got, g_in.astype(np.float64) / scale, f"{what}: gradient {i} / {scale}",
+                                ulps=1, hint="divide in float32: in float16, g / S underflows again")
+
+
+_rng_u = np.random.default_rng(3)
+_g16 = [(_rng_u.standard_normal((5, 4)) * 2.0 ** _rng_u.integers(-10, 5, (5, 4))).astype(np.float16).astype(np.float32)
+        for _ in range(2)]
+with grading.exercise("unscale_and_check"):
+    _check_unscale(_g16, 2.0 ** 20, True, "finite gradients scaled by 2^20")
+    _check_unscale(_g16 + [np.array([1.0, np.inf], np.float32)], 2.0 ** 10, False, "an inf in the last gradient")
+    ### BEGIN HIDDEN TESTS
+    _check_unscale(_g16, 3.0, True, "an odd scale")
+    _check_unscale([np.array([np.nan, 1.0], np.float32)] + _g16, 1024.0, False, "a NaN in the first gradient")
+    _check_unscale([np.float32([65504.0, -65504.0])], 1.0, True, "the largest float16 values, scale 1")
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### (c) `loss_scaled_step(compute_scaled_grads, apply_gradients, state, growth_steps)`
+#
+# 一步带动态损失缩放的训练。`state` 是字典 `{"scale": S, "counter": c}`，**就地**更新；
+# `compute_scaled_grads(S)` 返回用缩放 $S$ 算出的梯度列表，`apply_gradients(grads)` 用 fp32 梯度更新权重。
+# 用你的 (a)(b)：算梯度 → 除以 $S$ 并检查 → 有限才应用 → 更新 $S$ 与计数器。返回这一步是否应用了梯度。
+# （测试 (c) 时用参考版的 (a)(b)，所以 (c) 的得分只看这一步本身。）
+
+# %% nbgrader={"grade": false, "grade_id": "loss_scaled_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def loss_scaled_step(compute_scaled_grads, apply_gradients, state, growth_steps):
+    """One training step with dynamic loss scaling; updates state {"scale", "counter"}; returns applied."""
+    ### BEGIN SOLUTION
+    scale = state["scale"]
+    grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+    if finite:
+        apply_gradients(grads)
+    state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+    return finite
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "loss_scaled_step_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# Autograded checks (locked), with the reference update_loss_scale and unscale_and_check in place of (a) and
+# (b): a scripted sequence of gradients (overflows included) checked call by call against Keras's rule, then
+# the rescue itself: the lab's fp16 network, which does not train without scaling, must train with it.
+from workbook.references import loss_scale as _ls_ref
+
+
+class _Script:
+    """compute_scaled_grads / apply_gradients stand-ins that record what the step did."""
+
+    def __init__(self, overflow_at, seed):
+        self.overflow_at, self.rng, self.calls, self.misuse = set(overflow_at), np.random.default_rng(seed), [], None
+
+    def compute(self, scale):
+        g = [self.rng.standard_normal((3, 2)).astype(np.float32) * np.float32(scale)]
+        if len(self.calls) in self.overflow_at:
+            g[0][1, 1] = np.inf if len(self.calls) % 2 else np.nan
+        self.calls.append(["compute", float(scale), g, None])
+        return g
+
+    def apply(self, grads):            # checked after the step (a check here would count as a library call)
+        if not self.calls or self.calls[-1][3] is not None:
+            self.misuse = "apply_gradients was called twice in one step, or before compute_scaled_grads"
+        else:
+            self.calls[-1][3] = [np.array(g) for g in grads]
+
+
+def _run_script(overflow_at, growth, start, steps, seed):
+    script, state = _Script(overflow_at, seed), {"scale": start, "counter": 0}
+    exp_scale, exp_counter = start, 0
+    for step in range(steps):
+        applied, called = grading.library_calls(loss_scaled_step, script.compute, script.apply, state, growth)
+        extra = sorted(called - {"update_loss_scale", "unscale_and_check"})
+        grading.check(not extra, f"loss_scaled_step calls the library ({', '.join(extra)}): write the step "
+                                 f"with your update_loss_scale and unscale_and_check")
+        grading.check(script.misuse is None, f"step {step}: {script.misuse}")
+        grading.check(len(script.calls) == step + 1,
+                      f"step {step}: compute_scaled_grads should be called once per step, it was called "
+                      f"{len(script.calls) - step} times")
+        _, used_scale, scaled, applied_grads = script.calls[-1]
+        finite = step not in overflow_at
+        where = f"step {step} (growth_steps={growth}, S={exp_scale:g}, {'finite' if finite else 'overflow'})"
+        grading.check(used_scale == exp_scale,
+                      f"{where}: compute_scaled_grads got scale {used_scale:g}, expected the current S {exp_scale:g}")
+        grading.check(bool(applied) is finite, f"{where}: should return {finite}, returned {applied!r}")
+        if finite:
+            grading.check(applied_grads is not None, f"{where}: apply_gradients was not called")
+            grading.check_array(applied_grads[0], scaled[0].astype(np.float64) / exp_scale,
+                                f"{where}: the gradient given to apply_gradients", ulps=1,
+                                hint="apply the unscaled gradients (divided by the S they were computed with)")
+        else:
+            grading.check(applied_grads is None, f"{where}: apply_gradients was called on an overflowed step "
+                                                 f"(the step must be skipped, not applied with zeros)")
+        exp_scale, exp_counter, _ = _ls_ref.update_loss_scale(exp_scale, exp_counter, finite, growth)
+        grading.check((float(state.get("scale", -1)), int(state.get("counter", -1))) == (exp_scale, exp_counter),
+                      f"{where}: state after the step should be scale {exp_scale:g}, counter {exp_counter}; "
+                      f"got {state}")
+
+
+def _rescue(steps, threshold):
+    model, batches = LabModel("mixed_float16"), lab_batches(steps)
+    state = {"scale": 2.0 ** 15, "counter": 0}
+    first = model.cross_entropy(x_train[batches[0]], y_train[batches[0]])
+    for idx in batches:
+        loss_scaled_step(lambda s: model.scaled_grads(s, x_train[idx], y_train[idx]), model.apply, state, LAB_GROWTH)
+    last = np.mean([model.cross_entropy(x_train[i], y_train[i]) for i in batches[-5:]])
+    grading.check(last < threshold * first,
+                  f"the fp16 network with your loss_scaled_step: cross-entropy {first:.3f} -> {last:.3f} after {steps} "
+                  f"steps; expected below {threshold:.0%} of the start, as the reference rescue reaches")
+
+
+_saved = update_loss_scale, unscale_and_check
+update_loss_scale, unscale_and_check = _ls_ref.update_loss_scale, _ls_ref.unscale_and_check
+try:
+    with grading.exercise("loss_scaled_step"):
+        _run_script(overflow_at={2, 3}, growth=3, start=8.0, steps=10, seed=0)
+        _rescue(steps=25, threshold=0.6)
+        ### BEGIN HIDDEN TESTS
+        _run_script(overflow_at={0, 1, 2, 7, 8}, growth=2, start=3.0, steps=14, seed=1)
+        _run_script(overflow_at=set(), growth=1, start=2.0 ** 126, steps=4, seed=2)
+        ### END HIDDEN TESTS
+finally:
+    update_loss_scale, unscale_and_check = _saved
+
+# %% [markdown]
+# ### 救活了吗？三次训练的损失曲线
+#
+# 同样的初始权重、同样的批次：fp32；fp16 不缩放；fp16 加**你的**动态损失缩放（从 $S = 2^{15}$ 开始，
+# 每 `LAB_GROWTH` 步没有溢出就翻倍）。右图是你的缩放器记录下的 $S$。
+
+# %%
+_lab_names = ("loss_scale_rule", "unscale_and_check", "loss_scaled_step")
+if all(grading.status(n) == "passed" for n in _lab_names):
+    lab_step = loss_scaled_step
+else:
+    print(f"note: exercises {', '.join(n for n in _lab_names if grading.status(n) != 'passed')} have not passed "
+          f"their checks: the run below uses the reference loss scaler (workbook/references/loss_scale.py).")
+    lab_step = _ls_ref.loss_scaled_step
+
+lab_runs, lab_scales, lab_batches_used = {}, [], lab_batches(LAB_STEPS)
+for k, label in enumerate(("fp32", "fp16, no scaling", "fp16, your dynamic scaling"), start=1):
+    model = LabModel("float32" if label == "fp32" else "mixed_float16")
+    state, losses = {"scale": 2.0 ** 15, "counter": 0}, []
+    for step, idx in enumerate(tqdm(lab_batches_used, desc=f"run {k} of 3: {label}", leave=False)):
+        xb, yb = x_train[idx], y_train[idx]
+        losses.append(model.cross_entropy(xb, yb))
+        if label.endswith("dynamic scaling"):
+            lab_step(lambda s: model.scaled_grads(s, xb, yb), model.apply, state, LAB_GROWTH)
+            lab_scales.append(state["scale"])
+        else:
+            model.apply(model.scaled_grads(1.0, xb, yb))
+    lab_runs[label] = (losses, model.test_accuracy())
+    print(f"run {k} of 3, {label:>27}: cross-entropy {np.mean(losses[:5]):.3f} -> {np.mean(losses[-5:]):.3f}, "
+          f"test accuracy {lab_runs[label][1]:.2%}")
+
+fig, (ax_l, ax_s) = plt.subplots(1, 2, figsize=(12, 3.4))
+for label, (losses, acc) in lab_runs.items():
+    ax_l.plot(losses, lw=1, label=f"{label} (test acc. {acc:.1%})")
+ax_l.set_xlabel("step"); ax_l.set_ylabel("cross-entropy (without λ)"); ax_l.legend(fontsize=8)
+ax_l.set_title(f"loss weight λ = {LOSS_WEIGHT:g}, Adam")
+ax_s.step(range(len(lab_scales)), lab_scales, where="post")
+ax_s.set_yscale("log", base=2); ax_s.set_xlabel("step"); ax_s.set_ylabel("loss scale S")
+ax_s.set_title("your dynamic loss scale")
+plt.tight_layout(); plt.show()
+_no, _yes = lab_runs["fp16, no scaling"][0], lab_runs["fp16, your dynamic scaling"][0]
+assert np.mean(_yes[-5:]) < 0.6 * np.mean(_no[-5:]), "loss scaling should rescue the fp16 run"
+
+# %% [markdown]
 # ## 5. MNIST：fp32 vs 混合 fp16（不缩放 / 静态 / 动态缩放）vs 混合 bf16
 #
 # 同样的初始化、同样的数据批次、同样的优化器（动量 SGD），只改数据类型策略和损失缩放：
@@ -434,9 +718,20 @@ CONFIGS = {  # label: (policy, scaling, initial scale)
     "bf16, no scaling": ("mixed_bfloat16", "none", None),
 }
 results = {"fp32": (fp32_model, fp32_hist)}
-for label, (policy, scaling, s0) in CONFIGS.items():
+for k, (label, (policy, scaling, s0)) in enumerate(CONFIGS.items(), start=2):
+    print(f"config {k} of {len(CONFIGS) + 1}: {label} ...")        # fp32 (config 1) was trained above
     model = build_mlp(mp.Policy(policy), scaling, initial_scale=s0 or 2.0 ** 15)
-    hist = train(model, desc=label, probe_every=max(STEPS // 5, 1), record_scale=scaling != "none")
+    # NumPy warns when a float16 value overflows (to inf) and when inf meets inf or 0 (NaN): that is what a
+    # too-large loss scale does. Caught here, and said in plain words below.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        hist = train(model, desc=f"config {k} of {len(CONFIGS) + 1}: {label}", probe_every=max(STEPS // 5, 1),
+                     record_scale=scaling != "none")
+    overflow_notes = sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+    if overflow_notes:
+        print(f"  NumPy warned {len(caught)} time(s) during this run ({'; '.join(overflow_notes)}): with the scale "
+              f"at S = 2^{np.log2(s0 or 2.0 ** 15):.0f} the scaled gradients exceed float16's 65504 and become inf, and inf - inf or inf * 0 gives "
+              f"NaN. These are the non-finite gradients the loss scaler detects: those steps are skipped and S halves.")
     results[label] = (model, hist)
     print(f"{label:>18}: test accuracy {hist['accuracy']:.4f} ({hist['time']:.1f} s)")
 for label, (_, hist) in results.items():
@@ -452,17 +747,18 @@ def activation_and_weight_bytes(model):
     return sum(a.nbytes for a in acts), master, copies
 
 
-fig, axes = plt.subplots(1, 3, figsize=(14, 3.4))
+fig = plt.figure(figsize=(12, 7.5))        # the curves across the top, accuracy and memory below
+axes = [fig.add_subplot(2, 1, 1), fig.add_subplot(2, 2, 3), fig.add_subplot(2, 2, 4)]
 for label, (_, hist) in results.items():
     loss = np.convolve(hist["loss"], np.ones(10) / 10, mode="valid")
     axes[0].plot(loss, lw=1, label=label)
 axes[0].set_yscale("log"); axes[0].set_xlabel("step"); axes[0].set_ylabel("training loss (10-step mean)")
-axes[0].legend(fontsize=7)
+axes[0].legend(fontsize=8); axes[0].set_title("training loss of the five configurations")
 labels = list(results)
 axes[1].bar(range(len(labels)), [100 * results[k][1]["accuracy"] for k in labels], color="C0")
 axes[1].set_xticks(range(len(labels))); axes[1].set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
 lo = min(100 * h["accuracy"] for _, h in results.values())
-axes[1].set_ylim(lo - 2, 100); axes[1].set_ylabel("test accuracy (%)")
+axes[1].set_ylim(lo - 2, 100); axes[1].set_ylabel("test accuracy (%)"); axes[1].set_title("test accuracy")
 mem = {k: activation_and_weight_bytes(results[k][0]) for k in labels}
 bottom = np.zeros(len(labels))
 for i, part in enumerate(("activations (batch 128)", "fp32 master weights", "low-precision weight copies")):
@@ -470,7 +766,7 @@ for i, part in enumerate(("activations (batch 128)", "fp32 master weights", "low
     axes[2].bar(range(len(labels)), vals, bottom=bottom, label=part)
     bottom += vals
 axes[2].set_xticks(range(len(labels))); axes[2].set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
-axes[2].set_ylabel("MiB"); axes[2].legend(fontsize=7)
+axes[2].set_ylabel("memory (MiB)"); axes[2].legend(fontsize=7); axes[2].set_title("memory of one training step")
 plt.tight_layout(); plt.show()
 for k in labels:
     print(f"{k:>18}: activations {mem[k][0] / 1024:.0f} KiB, master weights {mem[k][1] / 1024:.0f} KiB, "

@@ -4,6 +4,77 @@ Each replaces the release stub of its solution cell and must lose exactly that e
 """
 
 WRONG_ANSWERS = {
+    "loss_and_dlogits": {
+        # the library's softmax
+        "library_call": """
+n = len(y)
+p = aics.nn.softmax(logits).numpy()
+loss = float(-np.mean(np.log(p[np.arange(n), y])))
+p[np.arange(n), y] -= 1
+return loss, p / n
+""",
+        # the batch mean's 1/B forgotten in the gradient
+        "no_one_over_b": """
+n = len(y)
+z = logits - logits.max(axis=1, keepdims=True)
+log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
+d = np.exp(z - log_sum)
+d[np.arange(n), y] -= 1
+return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), d
+""",
+        # the softmax alone: the one-hot never subtracted
+        "onehot_not_subtracted": """
+n = len(y)
+z = logits - logits.max(axis=1, keepdims=True)
+log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
+return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), np.exp(z - log_sum) / n
+""",
+        # exp of the raw logits: overflows at 1000
+        "max_not_subtracted": """
+n = len(y)
+with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    e = np.exp(logits)
+    p = e / e.sum(axis=1, keepdims=True)
+    loss = float(-np.mean(np.log(p[np.arange(n), y])))
+p[np.arange(n), y] -= 1
+return loss, p / n
+""",
+        # the max subtracted in place: the caller's logits change
+        "changes_the_logits_in_place": """
+n = len(y)
+logits -= logits.max(axis=1, keepdims=True)
+log_sum = np.log(np.exp(logits).sum(axis=1, keepdims=True))
+d = np.exp(logits - log_sum)
+d[np.arange(n), y] -= 1
+return float(np.mean(log_sum[:, 0] - logits[np.arange(n), y])), d / n
+""",
+        "calls_the_package_reference": """
+from workbook.references.mlp import loss_and_dlogits as reference
+return reference(logits, y)
+""",
+        # the version this chapter used to print, copied: log(p + 1e-12) caps the loss of a confident mistake
+        "copies_the_old_chapter_code": """
+z = logits - logits.max(axis=1, keepdims=True)
+p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+n = len(y)
+loss = float(-np.mean(np.log(p[np.arange(n), y] + 1e-12)))
+p[np.arange(n), y] -= 1.0
+return loss, p / n
+""",
+        # stable, but one Python iteration per sample
+        "loop_over_samples": """
+n = len(y)
+d = np.empty_like(logits)
+total = 0.0
+for i in range(n):
+    z = logits[i] - logits[i].max()
+    p = np.exp(z) / np.exp(z).sum()
+    total += -np.log(p[y[i]])
+    p[y[i]] -= 1
+    d[i] = p / n
+return float(total / n), d
+""",
+    },
     "mlp_backward": {
         "relu_masks_missing": """
 grads["W3"] = h2.T @ dlogits
@@ -78,6 +149,27 @@ grads.update(mlp_backward(params, cache, dlogits))
 }
 
 CORRECT_ANSWERS = {
+    "loss_and_dlogits": {
+        # NumPy's log-sum-exp, an explicit one-hot
+        "logaddexp_and_onehot": """
+n = len(y)
+lse = np.logaddexp.reduce(logits, axis=1, keepdims=True)
+onehot = np.eye(logits.shape[1], dtype=logits.dtype)[y]
+loss = float(np.mean(lse[:, 0] - logits[np.arange(n), y]))
+return loss, ((np.exp(logits - lse) - onehot) / n).astype(logits.dtype)
+""",
+        # computed in float64, cast back at the end
+        "float64_then_cast": """
+z = np.asarray(logits, np.float64)
+z = z - z.max(axis=1, keepdims=True)
+total = np.exp(z).sum(axis=1, keepdims=True)
+n = len(y)
+loss = float(np.mean(np.log(total[:, 0]) - z[np.arange(n), y]))
+p = np.exp(z) / total
+p[np.arange(n), y] -= 1
+return loss, (p / n).astype(logits.dtype)
+""",
+    },
     "mlp_backward": {
         # einsum for every product, the ReLU masks with np.where
         "einsum_and_where": """

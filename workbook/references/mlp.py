@@ -1,4 +1,5 @@
-"""Notebook 10 (MNIST MLP by hand): backpropagation through the 784-300-100-10 network.
+"""Notebook 10 (MNIST MLP by hand): the softmax cross-entropy gradient and backpropagation through
+the 784-300-100-10 network.
 
 The network is ``h1 = relu(x W1 + b1)``, ``h2 = relu(h1 W2 + b2)``, ``z = h2 W3 + b3``; the
 notebook's ``loss_and_dlogits`` gives ``dL/dz`` (the batch mean already divided in). Going back
@@ -9,6 +10,19 @@ layer by layer, a dense layer ``out = a W + b`` turns the upstream gradient ``d`
 and a ReLU passes the gradient only where its output was positive (``h > 0``).
 """
 import numpy as np
+
+
+def loss_and_dlogits(logits, y):
+    """The fused softmax + cross-entropy of a batch: (mean loss as a Python float, dL/dlogits =
+    (softmax(logits) - onehot(y)) / N in logits' dtype); the softmax with each row's max subtracted."""
+    z = np.asarray(logits)
+    n = len(y)
+    shifted = z - z.max(axis=1, keepdims=True)
+    log_sum = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    loss = float(np.mean(log_sum[:, 0] - shifted[np.arange(n), y]))
+    d = np.exp(shifted - log_sum)
+    d[np.arange(n), y] -= 1
+    return loss, (d / n).astype(z.dtype, copy=False)
 
 
 def mlp_backward(params, cache, dlogits):
