@@ -260,8 +260,8 @@ def my_polynomial_decay(step, initial_sparsity, final_sparsity, begin_step, end_
 # %% nbgrader={"grade": true, "grade_id": "polynomial_decay_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Autograded check (locked): my_polynomial_decay at every step of whole runs (before begin_step, at
 # and between the pruning steps, after end_step) against the formula with tfmot's step rules
-# (workbook.references.pruning.polynomial_decay); an answer calling aicslib's PolynomialDecay fails.
-from workbook.references import pruning as _pruning_reference
+# (workbook.references.pruning.polynomial_decay, imported as _pruning_reference by the test cell of
+# section 3); an answer calling aicslib's PolynomialDecay fails.
 
 
 def _schedule_case(initial, final, begin, end, frequency, power=3):
