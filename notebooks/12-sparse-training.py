@@ -363,6 +363,10 @@ def _step_case(seed, sizes, batch, what, x=None, y=None, lr=0.05, momentum=0.9):
     for k in ("W3", "b3", "W2", "b2", "W1", "b1"):
         grading.check(not np.array_equal(p[k], params[k]),
                       f"{call}: params[{k!r}] did not change: update the dicts in place (params[k] = ...)")
+        if k in masks:
+            grading.check(np.all(p[k][masks[k] == 0] == 0),
+                          f"{call}: {int(np.count_nonzero(p[k][masks[k] == 0]))} pruned weights of {k} are not 0 "
+                          f"after the step. Hint: momentum moves them; re-apply the mask after the update")
         grading.check_array(p[k], ep[k], f"{call}: params[{k!r}] after the step", dtype=np.float32,
                             rtol=1e-4, atol=1e-6, hint="g by backprop of the mean loss; v = momentum * v + g; "
                             "w = w - lr * v; then W = W * mask (float32)")
@@ -370,10 +374,6 @@ def _step_case(seed, sizes, batch, what, x=None, y=None, lr=0.05, momentum=0.9):
         grading.check_array(np.where(kept, v[k], 0), np.where(kept, ev[k], 0),
                             f"{call}: velocity[{k!r}] (weights not pruned)", rtol=1e-4, atol=1e-6,
                             hint="v = momentum * v + g with the gradient of the MEAN loss over the batch")
-        if k in masks:
-            grading.check(np.all(p[k][masks[k] == 0] == 0),
-                          f"{call}: {int(np.count_nonzero(p[k][masks[k] == 0]))} pruned weights of {k} are not 0 "
-                          f"after the step. Hint: momentum moves them; re-apply the mask after the update")
 
 
 with grading.exercise("masked_sgd_step"):
@@ -423,7 +423,8 @@ def my_gradual_pruning(params, batches, schedule, mask_fn, step_fn, lr=0.1, mome
 def _run_loop(loop, params, data, schedule, lr=0.05, what="my_gradual_pruning"):
     rec = _pruning_reference.Recorder(schedule)
     masks = grading.no_library_calls(loop, params, iter(data), rec.schedule, rec.mask, rec.step, lr, 0.9,
-                                     allowed=("schedule", "mask", "step"), what=what)
+                                     allowed=("schedule", "mask", "step"), what=what,
+                                     how="with the schedule, mask_fn and step_fn it is given")
     return masks, rec
 
 
@@ -452,7 +453,9 @@ def _loop_case(seed, n_steps, final, begin, end, freq, what, sizes=(30, 20, 16, 
     grading.check(isinstance(masks, dict) and set(masks) == {"W1", "W2", "W3"},
                   f"{call}: expected the final masks as a dict W1, W2, W3, got {type(masks).__name__}")
     for k in ("W1", "W2", "W3"):
-        grading.check_array(masks[k], emasks[k], f"{call}: the final mask of {k}")
+        grading.check_array(masks[k], emasks[k], f"{call}: the final mask of {k}",
+                            hint="rank the current (trained, already masked) weights; zero the pruned ones at once, "
+                                 "before that step's forward pass; one velocity for the whole run")
         k_final = _pruning_reference.kept_count(p[k].size, final)
         grading.check(int(np.count_nonzero(p[k])) == k_final,
                       f"{call}: {k} keeps {int(np.count_nonzero(p[k]))} nonzero weights, expected k = "
