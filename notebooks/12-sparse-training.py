@@ -877,11 +877,11 @@ assert abs(r0["final_sparsity"]["W1"] - 0.5) < 1e-3 and r0["accuracy"] > 0.7
 summary = [("dense", dense["accuracy"]), ("gradual 0 -> 50%", pruned50["accuracy"]),
            ("gradual 0 -> 90%", pruned90["accuracy"]), ("one-shot 90%, no retraining", one_shot[0.9]),
            ("RigL 90% from scratch", rigl["accuracy"]), ("sparse momentum 90% from scratch", smom["accuracy"])]
-print(f"NumPy lab ({LAB_EPOCHS} epochs from scratch): dense {lab['dense']['accuracy']:.2%}, "
-      f"0 -> 50% {lab['0 -> 50%']['accuracy']:.2%} ({gap_lab:+.2f} points)")
 print(f"{'full setting' if not FAST else 'AICS_FAST'}: {TRAIN_N} training images, seed {SEED}")
 for name, acc in summary:
     print(f"  {name:34s} {acc:.2%}  ({100 * (acc - dense['accuracy']):+.2f} points vs dense)")
+print(f"NumPy lab ({LAB_EPOCHS} epochs from scratch): dense {lab['dense']['accuracy']:.2%}, "
+      f"0 -> 50% {lab['0 -> 50%']['accuracy']:.2%} ({gap_lab:+.2f} points)")
 
 # %% [markdown]
 # ## 小结
