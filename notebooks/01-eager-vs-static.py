@@ -1081,16 +1081,15 @@ with grading.exercise("plan_order"):
     for _seed in range(3):
         _g, _targets, _feeds, _ = _random_case(_seed)
         _check_order(_targets, _feeds, f"random graph {_seed}")
-    _chain, _end, _chain_feed = _planner_ref.deep_chain(3000)
-    _check_order([_end.op], _chain_feed, "a chain 3000 ops deep (recursion would overflow Python's stack)")
+    _chain, _end, _chain_feed = _planner_ref.deep_chain(2000)
+    _check_order([_end.op], _chain_feed, "a chain 2000 ops deep (recursion would overflow Python's stack)")
     ### BEGIN HIDDEN TESTS
     for _seed in range(10, 22):
         _g, _targets, _feeds, _ = _random_case(_seed, 40)
         _check_order(_targets, _feeds, f"random graph {_seed}")
         _check_order(_targets, {}, f"random graph {_seed}, nothing fed")
     _check_order([], {}, "no targets")
-    _chain, _end, _chain_feed = _planner_ref.deep_chain(5000)
-    _check_order([_end.op], _chain_feed, "a chain 5000 ops deep")
+    _check_order([_end.op], {}, "the deep chain, its placeholder not fed (planning does not run it)")
     ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -1491,6 +1490,8 @@ assert sorted(op.type for op in reloaded.get_operations()) == sorted(op.type for
 # * `aics.function` 把 eager 写法追踪成图：同一签名只追踪一次，新形状或新的 Python 参数值会重新追踪。
 # * 会话按每个中间结果的最后一个消费者释放它，所以大矩阵时静态图不比 eager 多占内存、也不更慢。
 # * 练习：同一段计算写成一张图、一个会话、每个输入一次 `run`——“构建一次、运行多次”。
+# * 实验：会话的规划器 = 剪枝（feed 切断扇入）+ 拓扑排序 + 按最后一个读者释放；执行器按顺序从内核注册表取内核运行。
+#   `aics.experimental.use_planner` 让真实的 TF1 程序跑在你写的规划器上，结果与库的规划器相同。
 # * 静态图里的 `cond`/`while_loop` 由 Switch/Merge/Enter/Exit/NextIteration 搭成：死张量让未选中的分支不执行，
 #   帧和迭代标记让循环体每次迭代执行一次；循环的梯度是一个倒着跑的循环，前向的中间值靠栈保存。
 # * AutoGraph 在 `aics.function` 追踪前改写 AST：条件是图张量时 `if`/`while`/`for` 变成 `cond`/`while_loop`，
