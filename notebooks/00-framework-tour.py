@@ -704,9 +704,9 @@ with grading.exercise("predict_add_shape"):
     for _ in range(150):
         _ra, _rb = (int(r) for r in _rng_shapes.integers(0, 5, 2))
         _a, _b = ([None if d == 0 else int(d) for d in _rng_shapes.integers(0, 4, r)] for r in (_ra, _rb))
-        _check_add_shape(_a, _b)
+        _check_add_shape(a=_a, b=_b)
     for _a, _b in [([None, 3], [None, 1]), ([1, None], [None, 1]), ([2, None], [3, 1]), ([None, 4], [4, None, 1])]:
-        _check_add_shape(_a, _b)
+        _check_add_shape(a=_a, b=_b)
     ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -1086,8 +1086,8 @@ with grading.exercise("plan_order"):
     ### BEGIN HIDDEN TESTS
     for _seed in range(10, 22):
         _g, _targets, _feeds, _ = _random_case(_seed, 40)
-        _check_order(_targets, _feeds, f"random graph {_seed}")
-        _check_order(_targets, {}, f"random graph {_seed}, nothing fed")
+        _check_order(_targets, _feeds, f"hidden graph {_seed}")
+        _check_order(_targets, {}, f"hidden graph {_seed}, nothing fed")
     _check_order([], {}, "no targets")
     _check_order([_end.op], {}, "the deep chain, its placeholder not fed (planning does not run it)")
     ### END HIDDEN TESTS
@@ -1173,8 +1173,8 @@ with grading.exercise("plan_frees"):
     ### BEGIN HIDDEN TESTS
     for _seed in range(10, 22):
         _order, _keep, _feeds = _frees_case(_seed, 40)
-        _check_frees(_order, _keep, _feeds, f"random graph {_seed}")
-        _check_frees(_order, set(), _feeds, f"random graph {_seed}, nothing kept")
+        _check_frees(_order, _keep, _feeds, f"hidden graph {_seed}")
+        _check_frees(_order, set(), _feeds, f"hidden graph {_seed}, nothing kept")
     _check_frees([], set(), {}, "an empty plan")
     ### END HIDDEN TESTS
 
@@ -1304,7 +1304,7 @@ with grading.exercise("run_graph"):
     ### BEGIN HIDDEN TESTS
     for _seed in range(10, 18):
         _g, _, _feeds, _fetches = _random_case(_seed, 40)
-        _check_run(_g, _fetches, _feeds, f"random graph {_seed}")
+        _check_run(_g, _fetches, _feeds, f"hidden graph {_seed}")
     _check_unfed([2, 5], "placeholder of shape [2,5] not fed")
     ### END HIDDEN TESTS
 
