@@ -958,7 +958,8 @@ with grading.exercise("gcd_graph"):
 #
 # 然后**执行器**按顺序对每个节点从内核注册表 (kernel registry) 取出内核运行，存下输出、按释放点丢掉不再需要的值。
 # 一个需要的占位符却没人 feed，是 TensorFlow 的 `InvalidArgumentError`：
-# `You must feed a value for placeholder tensor 'x' with dtype float32 and shape [?,3]`。
+# `You must feed a value for placeholder tensor 'x' with dtype float and shape [?,3]`（TensorFlow 用 C++ 的类型名
+# `float`；`aicslib` 的会话写 `dtype.name`，即 `float32`，其余一字不差）。
 #
 # 在 `aicslib` 里，规划器的约定写在 `aicslib/framework/planner.py` 的文档字符串里
 # (`planner(targets, feeds, keep) -> (order, free_after)`，库自己的是 `default_planner` = `prune` + `last_uses`)，
@@ -1187,7 +1188,7 @@ with grading.exercise("plan_frees"):
 # * targets 是每个**没被 feed** 的 fetch 的 `t.op`（被 feed 的 fetch 直接返回 feed 的值），keep 是 fetches；
 # * 按 `order` 运行每个节点：`kernel_for(op)(*输入数组)`（单输出的算子返回一个数组，多输出的返回元组）；
 #   一个输出被 feed 时，feed 的值优先；一个没被 feed 的 `Placeholder` 节点要运行时，抛出
-#   `aics.errors.InvalidArgumentError(None, op, message)`，message 与 TensorFlow 的一样：
+#   `aics.errors.InvalidArgumentError(None, op, message)`，message 与 `aicslib` 的会话给出的一样（即 TensorFlow 的那句）：
 #   `You must feed a value for placeholder tensor '<op.name>' with dtype <dtype.name> and shape [?,3]`（形状里未知的维写 `?`）；
 # * 每个节点运行完，先记下此刻持有的所有数组（包括 feed 进来的）的字节数 `.nbytes` 之和，再丢掉 `free_after` 里的张量；
 # * 返回 `(fetch 的值的列表, 峰值字节数)`；峰值从一开始持有的 feed 算起。

@@ -9,6 +9,7 @@ there), so a test that compares a student's plan with both checks the library to
 ``reference_run`` is the small executor of the lab's third exercise: it holds every value in a
 dict, counts the bytes it holds after each node has run, and frees what the planner said.
 """
+import functools
 import heapq
 
 import numpy as np
@@ -139,6 +140,7 @@ def static_nbytes(t):
 SHAPES = [(4, 4), (8, 4), (2, 4)]
 
 
+@functools.lru_cache(maxsize=64)   # a test cell runs once per answer it grades: build each graph once
 def random_graph(seed, n_ops=30):
     """A random float32 graph: (graph, fetches, feed_dict, unfed placeholders).
 
@@ -199,6 +201,7 @@ def random_graph(seed, n_ops=30):
     return graph, fetches, fed, [hidden, lonely]
 
 
+@functools.lru_cache(maxsize=4)
 def deep_chain(depth):
     """(graph, fetch, feed_dict): x -> tanh -> tanh ... ``depth`` ops deep."""
     graph = aics.Graph()
