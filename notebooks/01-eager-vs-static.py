@@ -959,7 +959,7 @@ with grading.exercise("gcd_graph"):
 # 然后**执行器**按顺序对每个节点从内核注册表 (kernel registry) 取出内核运行，存下输出、按释放点丢掉不再需要的值。
 # 一个需要的占位符却没人 feed，是 TensorFlow 的 `InvalidArgumentError`：
 # `You must feed a value for placeholder tensor 'x' with dtype float and shape [?,3]`（TensorFlow 用 C++ 的类型名
-# `float`；`aicslib` 的会话写 `dtype.name`，即 `float32`，其余一字不差）。
+# `float`；`aicslib` 的会话写 `dtype.name`，即 `float32`；这一行的其余部分一字不差）。
 #
 # 在 `aicslib` 里，规划器的约定写在 `aicslib/framework/planner.py` 的文档字符串里
 # (`planner(targets, feeds, keep) -> (order, free_after)`，库自己的是 `default_planner` = `prune` + `last_uses`)，
@@ -1085,7 +1085,7 @@ with grading.exercise("plan_order"):
     _chain, _end, _chain_feed = _planner_ref.deep_chain(2000)
     _check_order([_end.op], _chain_feed, "a chain 2000 ops deep (recursion would overflow Python's stack)")
     ### BEGIN HIDDEN TESTS
-    for _seed in range(10, 22):
+    for _seed in range(10, 16):
         _g, _targets, _feeds, _ = _random_case(_seed, 40)
         _check_order(_targets, _feeds, f"hidden graph {_seed}")
         _check_order(_targets, {}, f"hidden graph {_seed}, nothing fed")
@@ -1172,7 +1172,7 @@ with grading.exercise("plan_frees"):
     for _seed in range(3):
         _check_frees(*_frees_case(_seed), f"random graph {_seed}")
     ### BEGIN HIDDEN TESTS
-    for _seed in range(10, 22):
+    for _seed in range(10, 16):
         _order, _keep, _feeds = _frees_case(_seed, 40)
         _check_frees(_order, _keep, _feeds, f"hidden graph {_seed}")
         _check_frees(_order, set(), _feeds, f"hidden graph {_seed}, nothing kept")
@@ -1303,7 +1303,7 @@ with grading.exercise("run_graph"):
     _check_run(_g, _fetches, _feeds, "random graph 0")
     _check_unfed([None, 3], "placeholder of shape [?,3] not fed")
     ### BEGIN HIDDEN TESTS
-    for _seed in range(10, 18):
+    for _seed in range(10, 14):
         _g, _, _feeds, _fetches = _random_case(_seed, 40)
         _check_run(_g, _fetches, _feeds, f"hidden graph {_seed}")
     _check_unfed([2, 5], "placeholder of shape [2,5] not fed")
