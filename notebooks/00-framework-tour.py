@@ -25,10 +25,10 @@
 # 本书使用的框架是 `aicslib`：一个用 NumPy 写成的“袖珍 TensorFlow”，API 与 TensorFlow 1.x/2.x 一致
 # （`import aicslib as aics` 相当于 `import tensorflow as tf`），源码短到一个下午就能读完。
 #
-# **运行时间**：完整设置下在笔记本电脑上“全部运行 (Run All)”约 10 秒（没有耗时的单元格）。
+# **运行时间**：见下面第一个代码单元格的输出（`make test-full` 实测；没有耗时的单元格）。
 #
-# **练习**（自动评分 (autograded)，2 分）：第 11 节用静态图搭一个线性层。练习之后的单元格不依赖你的答案，
-# 没做完也能一直运行到底。
+# **练习**（自动评分 (autograded)，共 4 分）：第 11 节用静态图搭一个线性层（2 分）；第 12 节不运行图，
+# 预测一个广播 (broadcasting) 运算结果的静态形状（2 分）。练习之后的单元格不依赖你的答案，没做完也能一直运行到底。
 
 # %%
 import os
@@ -41,8 +41,9 @@ from IPython.display import display
 import aicslib as aics
 from aicslib import flags
 from aicslib.visualize import draw_graph, needed_ops, plot_timeline, timeline_rows
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("framework-tour")
 np.random.seed(0)
 aics.random.set_seed(0)
 print("aicslib", aics.__version__, "| eager by default:", aics.executing_eagerly(), "| FAST:", flags.FAST)
@@ -148,16 +149,22 @@ assert y.name == "y:0" and y.op is g.get_operation_by_name("y") and y is g.get_t
 
 
 # %% [markdown]
-# `aics.float32` 等数据类型 (dtype) 与 TensorFlow 同名。课件中提到的 `bfloat16`（裁短浮点数）也有，
-# 它用 float32 存储、按“就近舍入到偶数”保留 8 位有效位来模拟：
+# `aics.float32` 等数据类型 (dtype) 与 TensorFlow 同名。课件中提到的 `bfloat16`（裁短浮点数，brain floating point）
+# 也有，而且是真正的 2 字节类型（来自 `ml_dtypes` 包，TensorFlow 和 JAX 用的也是它）：与 float32 同样 8 位指数，
+# 尾数只剩 7 位（加上隐含位共 8 位有效位），范围与 float32 相当，精度只有两三位十进制数字。下面打印每种类型
+# 每个元素占的字节数和范围：
 
 # %%
 def fmt(v):
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 for dt in [aics.float16, aics.bfloat16, aics.float32, aics.int8, aics.int32, aics.uint8, aics.bool]:
-    print(f"{dt.name:<9s} floating={str(dt.is_floating):<5s} min={fmt(dt.min):<13s} max={fmt(dt.max)}")
+    itemsize = np.dtype(dt.as_numpy_dtype).itemsize
+    print(f"{dt.name:<9s} bytes={itemsize} floating={str(dt.is_floating):<5s} min={fmt(dt.min):<13s} max={fmt(dt.max)}")
+third = aics.constant([1 / 3, 256.5], dtype=aics.bfloat16).numpy()
+print(f"1/3 and 256.5 as bfloat16: {third} (numpy dtype {third.dtype}, {third.itemsize} bytes each)")
 assert aics.bfloat16.is_floating and not aics.int32.is_floating
+assert third.dtype.itemsize == 2 and third.dtype.name == "bfloat16"
 
 # %% [markdown]
 # ## 4. 会话 (session)
@@ -453,9 +460,20 @@ assert not any("Assign" in r.node_name for r in rows)
 # 勾掉“按实际设备着色”则按请求的设备 (`op.device`) 着色。
 
 # %%
-fetch_names = [op.name for op in g6.get_operations() if op.outputs or op.type.startswith("Assign")]
-fetch_picker = widgets.Dropdown(options=fetch_names, value="loss", description="fetch")
-use_placement = widgets.Checkbox(value=True, description="按实际设备着色")
+def named_by_the_code(op):
+    """A name the code gave (input, w1, loss): not inside a scope (w1/Assign, random_normal/mul) and
+    not the op type's default name (MatMul, ReadVariableOp_1)."""
+    return "/" not in op.name and op.name.split("_")[0] != op.type
+
+
+# The names this cell's code chose come first, then the nodes the library added (initializers, reads).
+fetchable = [op for op in g6.get_operations() if op.outputs or op.type.startswith("Assign")]
+fetch_names = ([op.name for op in fetchable if named_by_the_code(op)]
+               + [op.name for op in fetchable if not named_by_the_code(op)])
+print("named by the code:", [n for n in fetch_names if named_by_the_code(g6.get_operation_by_name(n))])
+fetch_picker = widgets.Dropdown(options=fetch_names, value="loss", description="fetch (取值的节点)",
+                                style={"description_width": "initial"})
+use_placement = widgets.Checkbox(value=True, description="按实际设备着色", style={"description_width": "initial"})
 graph_out = widgets.Output()
 
 def show_fetch(fetch_name, by_placement=True, plot=True):
@@ -470,9 +488,10 @@ def show_fetch(fetch_name, by_placement=True, plot=True):
     ran = {r.node_name: r.device for r in timeline_rows(md)}
     need = needed_ops(g6, fetch, feeds={inp: batch6})
     if plot:
-        # Left to right (sources on the left): the nodes sit in short columns, so the labels stay legible.
+        # Left to right (sources on the left): the nodes sit in short columns; 15 inches wide, the
+        # longest op type (RandomStandardNormal) fits inside its box at 7 points.
         ax = draw_graph(g6, fetches=fetch, feeds={inp: batch6}, placement=ran if by_placement else None,
-                        rankdir="LR", figsize=(12, 7.5), fontsize=7)
+                        rankdir="LR", figsize=(15, 8), fontsize=7)
         ax.set_title(f"fetch = {fetch_name}: {len(need)} of {len(g6.get_operations())} nodes needed")
         plt.show()
     print(f"fetch {fetch_name!r}: nodes run by the Session:", sorted(ran))
@@ -597,6 +616,100 @@ with grading.exercise("linear_layer"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## 12. 练习：不运行图，预测形状
+#
+# 第 1 节看到，图在**构建**时就知道结果的形状：每个操作有一个形状函数 (shape function)，按输入的**静态形状**
+# (static shape) 推出输出的静态形状，`None` 表示要等 feed 时才知道的维。`a + b` 这样的逐元素运算按 NumPy 的
+# **广播 (broadcasting)** 规则：两个形状右对齐，短的左边补 1；每一维上，一边是 1 就取另一边，两边相等就取这个值，
+# 两边是不同的已知值（都不是 1）就不兼容——构建图时就报错，不必等到运行。
+#
+# 有 `None` 时要想一想：`None` 将来可能是 1，也可能是别的数。结果的某一维只有在**所有能成功广播的取值**下都一样时
+# 才是已知的，否则是 `None`；没有任何取值能成功广播，就是不兼容。
+#
+# 补全 `predict_add_shape(shape_a, shape_b)`：`shape_a`、`shape_b` 是由整数和 `None` 组成的列表（可以是空列表，
+# 即标量），返回 `a + b` 的静态形状（同样格式的列表）；不兼容时抛出 `ValueError`。自己写规则，不要构建图、
+# 也不要调用 `aicslib`。测试用很多随机的形状对比较你的预测和图里 `aics.add` 的实际静态形状。
+
+# %%
+g_shapes = aics.Graph()
+with g_shapes.as_default():
+    images = aics.placeholder(aics.float32, [None, 28, 28, 1], name="images")
+    mean_per_pixel = aics.placeholder(aics.float32, [28, 28, None], name="mean")
+    centred = images - mean_per_pixel
+print("images:", images.shape, "| mean:", mean_per_pixel.shape, "| images - mean:", centred.shape)
+
+# %% nbgrader={"grade": false, "grade_id": "predict_add_shape", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def predict_add_shape(shape_a, shape_b):
+    """The static shape of a + b for shapes a, b given as lists of ints and None; ValueError if incompatible."""
+    ### BEGIN SOLUTION
+    n = max(len(shape_a), len(shape_b))
+    a = [1] * (n - len(shape_a)) + list(shape_a)
+    b = [1] * (n - len(shape_b)) + list(shape_b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None:
+            out.append(y)
+        elif y is None or x == y:
+            out.append(x)
+        else:
+            raise ValueError(f"Dimensions must be equal, but are {x} and {y}")
+    return out
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "predict_add_shape_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Autograded checks (locked): the prediction against the static shape aics.add gives in a graph and
+# against a brute force over the values the unknown dimensions could take; ValueError exactly when
+# no values broadcast; by hand (no aicslib call, no graph built).
+from workbook.references import shapes as _shapes_reference
+
+
+def _graph_add_shape(a, b):
+    with aics.Graph().as_default():
+        try:
+            return aics.add(aics.placeholder(aics.float32, a), aics.placeholder(aics.float32, b)).shape.as_list()
+        except ValueError:
+            return "error"
+
+
+def _check_add_shape(a, b):
+    try:
+        expected = _shapes_reference.broadcast_static(a, b)
+    except ValueError:
+        expected = "error"
+    assert expected == _graph_add_shape(a, b), (a, b)       # the library's shape function agrees
+    try:
+        got = grading.no_library_calls(predict_add_shape, list(a), list(b), what="predict_add_shape",
+                                       how="from the broadcasting rule")
+    except ValueError as e:
+        grading.check(expected == "error", f"predict_add_shape({a}, {b}) raised ValueError ({e}), but they "
+                                           f"broadcast to {expected}")
+        return
+    grading.check(expected != "error", f"predict_add_shape({a}, {b}) returned {got!r}, but these shapes cannot "
+                                       f"be broadcast: raise ValueError (aics.add refuses to build that node)")
+    grading.check(isinstance(got, (list, tuple)) and list(got) == expected,
+                  f"predict_add_shape({a}, {b}): expected {expected}, got {got!r}")
+
+
+with grading.exercise("predict_add_shape"):
+    for _a, _b in [([None, 28, 28, 1], [28, 28, None]), ([2, 3], [3]), ([], [4, None]), ([None], [1]),
+                   ([None], [None]), ([None, 4], [3, 1]), ([5, 1], [1, 7]), ([3], [4])]:
+        _check_add_shape(_a, _b)
+    ### BEGIN HIDDEN TESTS
+    _rng_shapes = np.random.default_rng(12)
+    for _ in range(150):
+        _ra, _rb = (int(r) for r in _rng_shapes.integers(0, 5, 2))
+        _a, _b = ([None if d == 0 else int(d) for d in _rng_shapes.integers(0, 4, r)] for r in (_ra, _rb))
+        _check_add_shape(a=_a, b=_b)
+    for _a, _b in [([None, 3], [None, 1]), ([1, None], [None, 1]), ([2, None], [3, 1]), ([None, 4], [4, None, 1])]:
+        _check_add_shape(a=_a, b=_b)
+    ### END HIDDEN TESTS
+
+# %% [markdown]
 # ## 小结
 #
 # | 概念 | 在 `aicslib` 中 | 对应神经网络中的 |
@@ -609,6 +722,8 @@ with grading.exercise("linear_layer"):
 # | 占位符 | `aics.placeholder` + `feed_dict`，形状和类型在填充时检查 | 训练/预测输入 |
 # | 设备 | `aics.device('/cpu:0' / '/mlu:0')`，无内核时软放置到 CPU | 异构计算 |
 # | 队列 | `FIFOQueue` / `RandomShuffleQueue`（训练一章） | 多线程输入流水线 |
+#
+# 静态形状 (static shape) 在构建图时就由形状函数推出（`None` 是 feed 时才知道的维），广播规则不兼容的形状在构建时就报错（第 12 节的练习）。
 #
 # 另外两点会贯穿后面的章节：会话只执行取值所需的子图（剪枝，习题 5.10 会看它的日志），
 # 以及 `RunMetadata` 能告诉我们每个节点在哪个设备上花了多少时间。下一本笔记本 `01-eager-vs-static.ipynb`

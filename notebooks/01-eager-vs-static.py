@@ -25,9 +25,11 @@
 # 7. 最后用本笔记本测得的数字回答习题 5.2；
 # 8. 看懂静态图里的控制流：`cond`/`while_loop` 怎样变成 Switch/Merge/Enter/Exit/NextIteration，AutoGraph 怎样把
 #    Python 的 `if`/`while` 改写成它们；练习（自动评分，2 分）：用 `while_loop` 在图中实现辗转相除法；
-# 9. 用 TensorBoard 事件文件 (event file) 记录标量、直方图和计算图，并把图导出为二进制 `.pb`。
+# 9. 实验（自动评分，11 分）：自己写会话的规划器 (planner) 和执行器 (executor)——剪枝、拓扑排序、按最后一个消费者
+#    释放中间结果、从内核注册表取内核运行——再让一个真实的 TF1 程序在你的规划器上跑一遍；
+# 10. 用 TensorBoard 事件文件 (event file) 记录标量、直方图和计算图，并把图导出为二进制 `.pb`。
 #
-# **运行时间**：完整设置下在笔记本电脑上全部运行约 10 秒（第 3 节的计时扫描最长，有进度条）。
+# **运行时间**：见下面第一个代码单元格的输出（`make test-full` 实测；第 3 节的计时扫描最长，有进度条）。
 # 练习之后的单元格不依赖你的答案，没做完也能一直运行到底。
 
 # %%
@@ -47,8 +49,9 @@ from tqdm.auto import tqdm
 import aicslib as aics
 from aicslib import flags
 from aicslib.visualize import draw_graph
-from workbook import grading
+from workbook import grading, run_times
 
+run_times.show("eager-vs-static")
 np.random.seed(0)
 aics.random.set_seed(0)
 FAST = flags.FAST  # AICS_FAST=1 (CI): fewer sizes and repeats, same code path
@@ -289,8 +292,9 @@ assert [r["n"] for r in results] == SIZES
 #
 # 大矩阵时 `eager/graph` 接近 1，这说明两种模式不仅调用同样的内核，中间结果的**生命周期**也一样：
 # eager 代码中 `c = ...` 每次重新绑定，旧数组马上被释放；`aicslib` 的会话在生成执行计划时就算出每个中间结果的
-# **最后一个消费者**（`aicslib/framework/session.py` 中 `_Plan._release_points`），这个节点一执行完就释放它——
-# 和 TensorFlow 的执行器一样。所以一步里同时活着的只有少数几个矩阵，NumPy 下一次分配拿到的往往是刚释放、
+# **最后一个消费者**（规划器 (planner) `aicslib/framework/planner.py` 中的 `last_uses`），执行器
+# （`aicslib/framework/executor.py` 的 `run_sequential`）在这个节点一执行完就释放它——
+# 和 TensorFlow 的执行器一样（第 10 节的实验里你自己写这两部分）。所以一步里同时活着的只有少数几个矩阵，NumPy 下一次分配拿到的往往是刚释放、
 # 还在缓存里的内存。静态图让这种内存规划变得容易：执行之前就看得到整张图，知道谁是最后一个消费者。
 #
 # 如果不做这种释放会怎样？下面用 eager 模拟“所有中间结果都保留到一步结束”，与正常的 eager 和会话放在一起计时：
@@ -497,8 +501,8 @@ assert failed_op is uv.op and "node uv" in message
 # ```python
 # import pdb
 # pdb.run("sess.run(uv, feed_dict={u: U, v: V})")
-# # (Pdb) b aicslib/framework/session.py:<the line of _execute_slow that calls s.compute>
-# # (Pdb) c   ... now each stop is one kernel call; `p s.op.name` tells which node
+# # (Pdb) b aicslib/framework/executor.py:<the line of run_sequential that calls step(call, gather(vals), op)>
+# # (Pdb) c   ... now each stop is one kernel call; `p op.name` tells which node
 # ```
 #
 # 在 Jupyter 中，出错后运行 `%debug` 可以进入事后调试 (post-mortem)。eager 模式下它停在你自己的代码里；
@@ -940,7 +944,416 @@ with grading.exercise("gcd_graph"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 10. TensorBoard：事件文件与计算图
+# ## 10. 实验：会话的规划器 (planner) 与执行器 (executor)
+#
+# 第 3 节看到，会话在大矩阵时不比 eager 多占内存，靠的是“最后一个消费者一跑完就释放”。这一节你自己把
+# `Session.run(fetches, feed_dict)` 背后的那套机制写出来。TensorFlow 的 DirectSession 第一次见到一组
+# (fetches, feeds) 时做三件事，`aicslib` 把它们放在一个可替换的函数——**规划器**——里：
+#
+# 1. **剪枝 (prune)**：从要取的结果出发，沿着数据边和控制边往回走，只留下它们需要的节点。被 feed 的张量值已经给定，
+#    生产它的节点及其上游都不必运行：**feed 切断了它的扇入 (fan-in)**——上游哪怕有一个没人 feed 的占位符也没关系；
+# 2. **拓扑排序 (topological order)**：每个节点排在它需要的所有节点之后（图可能有几千层深，用显式的栈，别用递归）；
+# 3. **释放点**：每个值在读它的**最后一个**节点运行之后就可以丢掉；没人读的输出（例如 `split` 没用上的那一半）
+#    在产生它的节点之后立刻丢掉；要返回给用户的值（`keep`）从不丢。
+#
+# 然后**执行器**按顺序对每个节点从内核注册表 (kernel registry) 取出内核运行，存下输出、按释放点丢掉不再需要的值。
+# 一个需要的占位符却没人 feed，是 TensorFlow 的 `InvalidArgumentError`：
+# `You must feed a value for placeholder tensor 'x' with dtype float and shape [?,3]`（TensorFlow 用 C++ 的类型名
+# `float`；`aicslib` 的会话写 `dtype.name`，即 `float32`；这一行的其余部分一字不差）。
+#
+# 在 `aicslib` 里，规划器的约定写在 `aicslib/framework/planner.py` 的文档字符串里
+# (`planner(targets, feeds, keep) -> (order, free_after)`，库自己的是 `default_planner` = `prune` + `last_uses`)，
+# 执行器是 `aicslib/framework/executor.py` 的 `run_sequential`。`aics.experimental.use_planner(fn)` 在一个
+# `with` 块里把会话的规划器换成 `fn`；`workbook.engine.student_engine(planner=fn)` 是同一个开关。
+#
+# 下面三个练习（共 11 分）合起来就是一个规划器加一个执行器；最后用你的规划器跑一个真实的 TF1 程序。
+# 三个练习都要自己写：调用库里的 `prune`、`last_uses`、`Session.run` 或 `workbook` 里的参考实现都不算。
+
+# %%
+from aicslib.framework.execute import KernelCall, run_kernel
+from workbook.references import planner as _planner_ref
+
+CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def kernel_for(op):
+    """The registry's CPU kernel for graph node `op`, bound to the node's attrs:
+    kernel_for(op)(*input_arrays) -> one array, or a tuple of arrays for an op with several outputs."""
+    call = KernelCall(op.op_def, op.attrs, CPU0, op.input_lengths, op.name, None)   # selects the kernel
+    return lambda *arrays: run_kernel(call, arrays, op)
+
+
+# A small graph to try things on: a diamond (a is read twice), an unused split half, a control edge.
+demo_graph = aics.Graph()
+with demo_graph.as_default():
+    px = aics.placeholder(aics.float32, [4, 2], name="px")
+    py = aics.placeholder(aics.float32, [4, 2], name="py")
+    a = aics.multiply(px, py, name="a")
+    top, bottom = aics.split(aics.tanh(a, name="t"), 2, axis=0, name="halves")
+    with demo_graph.control_dependencies([bottom.op]):
+        c = aics.add(a, 1.0, name="c")
+    d = aics.add(aics.concat([top, top], 0, name="cat"), c, name="d")
+    unused = aics.negative(py, name="unused")
+demo_feeds = {px: np.ones((4, 2), np.float32), py: np.full((4, 2), 2.0, np.float32)}
+for op in demo_graph.get_operations():
+    print(f"{op.name:8s} {op.type:9s} inputs={[t.name for t in op.inputs]} control={[o.name for o in op.control_inputs]}")
+print("the kernel the registry gives d:", aics.kernel_registry.lookup(d.op.type, "CPU", d.op.attrs))
+print("d run by hand:", kernel_for(d.op)(np.zeros((4, 2), np.float32), np.ones((4, 2), np.float32))[0])
+
+# %% [markdown]
+# ### 练习 1（4 分）：剪枝 + 拓扑排序
+#
+# `plan_order(targets, feeds)`：`targets` 是必须运行的 `Operation` 列表，`feeds` 是被 feed 的张量（支持 `in`）。
+# 返回 targets 需要的全部 `Operation`（经过 `op.inputs` 中**没被 feed** 的张量的 `t.op`，以及 `op.control_inputs`），
+# 每个只出现一次，排在它需要的所有节点之后；不需要的节点、被 feed 的张量上游的节点都不能出现。
+# 满足条件的顺序不止一种，哪种都算对。测试用随机图（菱形、被 feed 的中间结果、多个 fetch）和一条几千层深的链。
+
+# %% nbgrader={"grade": false, "grade_id": "plan_order", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def plan_order(targets, feeds):
+    """The Operations `targets` need, each after every op it needs; feeds cut their fan-in."""
+    ### BEGIN SOLUTION
+    def needs(op):
+        return [t.op for t in op.inputs if t not in feeds] + list(op.control_inputs)
+
+    order, opened = [], set()
+    for root in targets:
+        if root in opened:
+            continue
+        opened.add(root)
+        stack = [(root, needs(root))]
+        while stack:
+            op, waiting = stack[-1]
+            if waiting:
+                dep = waiting.pop()
+                if dep not in opened:
+                    opened.add(dep)
+                    stack.append((dep, needs(dep)))
+            else:
+                stack.pop()
+                order.append(op)
+    return order
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "plan_order_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# Autograded checks (locked): the same set of ops as the reference pruning (feeds cut fan-in), each
+# after the ops it reads or waits for, no duplicates; random graphs and a deep chain; no library call.
+_ORDER_ALLOWED = ("op", "inputs", "control_inputs", "outputs", "name", "type", "graph", "consumers",
+                  "get_operations", "value_index")
+
+
+def _needs(op, feeds):
+    return [t.op for t in op.inputs if t not in feeds] + list(op.control_inputs)
+
+
+def _check_order(targets, feeds, what):
+    got = grading.no_library_calls(plan_order, targets, feeds, allowed=_ORDER_ALLOWED, what="plan_order",
+                                   how="with a stack over op.inputs and op.control_inputs")
+    grading.check(isinstance(got, (list, tuple)) and all(isinstance(op, aics.Operation) for op in got),
+                  f"{what}: plan_order must return a list of Operations, got {type(got).__name__}"
+                  + (f" holding {sorted({type(o).__name__ for o in got})}" if isinstance(got, (list, tuple)) else ""))
+    names = [op.name for op in got]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    grading.check(not dup, f"{what}: {', '.join(dup[:5])} listed more than once: each op runs once per step")
+    expected = set(_planner_ref.reference_order(targets, feeds))
+    behind = set(_planner_ref.reference_order(targets, {})) - expected
+    extra, missing = set(got) - expected, expected - set(got)
+    grading.check(not missing, f"{what}: missing {sorted(op.name for op in missing)[:6]} (needed by the targets "
+                               f"through inputs that are not fed or through control inputs)")
+    grading.check(not (extra & behind), f"{what}: {sorted(op.name for op in extra & behind)[:6]} sit behind a fed "
+                                        f"tensor: its value is given, so its producer and what feeds it need not run")
+    grading.check(not extra, f"{what}: {sorted(op.name for op in extra)[:6]} are not needed by the targets")
+    pos = {op: i for i, op in enumerate(got)}
+    for op in got:
+        for dep in _needs(op, feeds):
+            grading.check(pos[dep] < pos[op], f"{what}: '{op.name}' comes before '{dep.name}', which it needs "
+                                              f"(position {pos[op]} vs {pos[dep]}): every op after the ops it needs")
+
+
+def _random_case(seed, n_ops=30):
+    graph, fetches, feeds, _ = _planner_ref.random_graph(seed, n_ops)
+    return graph, [t.op for t in fetches if t not in feeds], feeds, fetches
+
+
+with grading.exercise("plan_order"):
+    _check_order([d.op], {}, "demo graph, fetch d, nothing fed")
+    _check_order([d.op], {a: np.zeros((4, 2), np.float32)}, "demo graph, fetch d, a fed")
+    _check_order([d.op, unused.op], {px: None, py: None}, "demo graph, fetch d and unused")
+    for _seed in range(3):
+        _g, _targets, _feeds, _ = _random_case(_seed)
+        _check_order(_targets, _feeds, f"random graph {_seed}")
+    _chain, _end, _chain_feed = _planner_ref.deep_chain(2000)
+    _check_order([_end.op], _chain_feed, "a chain 2000 ops deep (recursion would overflow Python's stack)")
+    ### BEGIN HIDDEN TESTS
+    for _seed in range(10, 16):
+        _g, _targets, _feeds, _ = _random_case(_seed, 40)
+        _check_order(_targets, _feeds, f"hidden graph {_seed}")
+        _check_order(_targets, {}, f"hidden graph {_seed}, nothing fed")
+    _check_order([], {}, "no targets")
+    _check_order([_end.op], {}, "the deep chain, its placeholder not fed (planning does not run it)")
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 练习 2（3 分）：释放点
+#
+# `plan_frees(order, keep)`：`order` 是一个合法的执行顺序，`keep` 是要返回的张量（支持 `in`）。返回一个与 `order`
+# 等长的列表，第 i 项是 `order[i]` 运行完之后可以丢掉的张量：`order` 中读它的**最后一个**节点是 `order[i]`；
+# 或者它是 `order[i]` 的输出而 `order` 中没人读它。`keep` 里的张量永远不丢；每个张量最多丢一次。
+# 测试按每个张量的字节数模拟执行，比较你的计划和参考计划同时占用的**峰值字节数 (peak live bytes)**。
+
+# %% nbgrader={"grade": false, "grade_id": "plan_frees", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def plan_frees(order, keep):
+    """Per op of `order`, the tensors to drop once it has run (never one in `keep`)."""
+    ### BEGIN SOLUTION
+    last = {}
+    for i, op in enumerate(order):
+        for t in op.outputs:
+            last.setdefault(t, i)          # produced here: dropped here unless someone reads it later
+        for t in op.inputs:
+            last[t] = i
+    frees = [[] for _ in order]
+    for t, i in last.items():
+        if t not in keep:
+            frees[i].append(t)
+    return frees
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "plan_frees_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Autograded checks (locked): nothing freed before a later op reads it, nothing in keep freed, each
+# tensor freed once, every one freed; the peak bytes of the plan equal the reference's on the same
+# order, and each tensor is freed right after its last reader; no library call.
+def _check_frees(order, keep, feeds, what):
+    got = grading.no_library_calls(plan_frees, order, keep, allowed=_ORDER_ALLOWED, what="plan_frees",
+                                   how="with one pass over order")
+    grading.check(isinstance(got, (list, tuple)) and len(got) == len(order),
+                  f"{what}: plan_frees must return one list per op of order ({len(order)}), got "
+                  f"{type(got).__name__}" + (f" of length {len(got)}" if hasattr(got, "__len__") else ""))
+    at = {}
+    for i, free in enumerate(got):
+        for t in free:
+            grading.check(isinstance(t, aics.Tensor), f"{what}: free_after[{i}] holds {t!r}, not a Tensor")
+            grading.check(t not in keep, f"{what}: '{t.name}' is returned to the caller (in keep) but freed "
+                                         f"after '{order[i].name}'")
+            grading.check(t not in at, f"{what}: '{t.name}' freed twice (after '{order[at.get(t, i)].name}' "
+                                       f"and '{order[i].name}')")
+            at[t] = i
+    readers = {}
+    for j, op in enumerate(order):
+        for t in op.inputs:
+            readers[t] = j
+    for t, i in at.items():
+        grading.check(readers.get(t, -1) <= i, f"{what}: '{t.name}' freed after '{order[i].name}' but "
+                                               f"'{order[readers.get(t, i)].name}' reads it later")
+    reference = _planner_ref.reference_frees(order, keep)
+    never = [t for free in reference for t in free if t not in at]
+    grading.check(not never, f"{what}: {sorted(t.name for t in never)[:5]} never freed (a value nobody reads "
+                             f"goes right after the op that made it)")
+    mine = _planner_ref.simulate_peak(order, got, feeds, _planner_ref.static_nbytes)
+    best = _planner_ref.simulate_peak(order, reference, feeds, _planner_ref.static_nbytes)
+    grading.check(mine == best, f"{what}: your plan holds up to {mine} bytes at once, expected {best} "
+                                f"(each value freed right after its last reader)")
+    where = {t: i for i, free in enumerate(reference) for t in free}
+    for t, i in at.items():
+        grading.check(where.get(t) == i, f"{what}: '{t.name}' freed after '{order[i].name}', but its last "
+                                         f"reader in order is '{order[where[t]].name}'" if t in where else
+                                         f"{what}: '{t.name}' is not produced or read by any op of order")
+
+
+def _frees_case(seed, n_ops=30):
+    graph, targets, feeds, fetches = _random_case(seed, n_ops)
+    return _planner_ref.reference_order(targets, feeds), set(fetches), feeds
+
+
+with grading.exercise("plan_frees"):
+    _demo_order = _planner_ref.reference_order([d.op], {})
+    _check_frees(_demo_order, {d}, {}, "demo graph, fetch d")
+    _check_frees(_demo_order, {d, a, bottom}, {}, "demo graph, fetch d, a and bottom")
+    for _seed in range(3):
+        _check_frees(*_frees_case(_seed), f"random graph {_seed}")
+    ### BEGIN HIDDEN TESTS
+    for _seed in range(10, 16):
+        _order, _keep, _feeds = _frees_case(_seed, 40)
+        _check_frees(_order, _keep, _feeds, f"hidden graph {_seed}")
+        _check_frees(_order, set(), _feeds, f"hidden graph {_seed}, nothing kept")
+    _check_frees([], set(), {}, "an empty plan")
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 练习 3（4 分）：执行器
+#
+# `run_graph(fetches, feed_dict, planner)`：`fetches` 是张量列表，`feed_dict` 是 `{张量: NumPy 数组}`，
+# `planner(targets, feeds, keep) -> (order, free_after)` 是一个规划器（测试给你参考的那个）。要做的：
+#
+# * targets 是每个**没被 feed** 的 fetch 的 `t.op`（被 feed 的 fetch 直接返回 feed 的值），keep 是 fetches；
+# * 按 `order` 运行每个节点：`kernel_for(op)(*输入数组)`（单输出的算子返回一个数组，多输出的返回元组）；
+#   一个输出被 feed 时，feed 的值优先；一个没被 feed 的 `Placeholder` 节点要运行时，抛出
+#   `aics.errors.InvalidArgumentError(None, op, message)`，message 与 `aicslib` 的会话给出的一样（即 TensorFlow 的那句）：
+#   `You must feed a value for placeholder tensor '<op.name>' with dtype <dtype.name> and shape [?,3]`（形状里未知的维写 `?`）；
+# * 每个节点运行完，先记下此刻持有的所有数组（包括 feed 进来的）的字节数 `.nbytes` 之和，再丢掉 `free_after` 里的张量；
+# * 返回 `(fetch 的值的列表, 峰值字节数)`；峰值从一开始持有的 feed 算起。
+
+# %% nbgrader={"grade": false, "grade_id": "run_graph", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def run_graph(fetches, feed_dict, planner):
+    """Runs what `fetches` need with kernel_for, freeing as `planner` says: (values, peak bytes)."""
+    ### BEGIN SOLUTION
+    feeds = dict(feed_dict)
+    targets = []
+    for t in fetches:
+        if t not in feeds and t.op not in targets:
+            targets.append(t.op)
+    order, free_after = planner(targets, feeds, set(fetches))
+    values = dict(feeds)
+    peak = sum(v.nbytes for v in values.values())
+    for op, free in zip(order, free_after):
+        if op.type == "Placeholder" and op.outputs[0] not in feeds:
+            t = op.outputs[0]
+            shape = "[" + ",".join("?" if n is None else str(n) for n in t.shape.as_list()) + "]"
+            raise aics.errors.InvalidArgumentError(
+                None, op, f"You must feed a value for placeholder tensor '{op.name}' with dtype {t.dtype.name} "
+                          f"and shape {shape}")
+        result = kernel_for(op)(*[values[t] for t in op.inputs])
+        outputs = (result,) if len(op.outputs) == 1 else result
+        for t, v in zip(op.outputs, outputs):
+            if t not in feeds:
+                values[t] = v
+        peak = max(peak, sum(v.nbytes for v in values.values()))
+        for t in free:
+            del values[t]
+    return [values[t] for t in fetches], peak
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "run_graph_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# Autograded checks (locked): the planner's order run once each through kernel_for, values equal to
+# Session.run's, peak bytes equal to the reference executor's with the same planner, TF's error for
+# an unfed placeholder the fetches need (and none for one they do not); no Session, no reference.
+_RUN_FORBIDDEN = {"run", "make_callable", "prune", "last_uses", "default_planner", "run_plan", "run_sequential",
+                  "reference_run", "reference_order", "reference_frees"}
+
+
+def _call_run_graph(fetches, feeds):
+    global kernel_for
+    ran, given = [], kernel_for
+
+    def counting_kernel_for(op):
+        ran.append(op.name)
+        return given(op)
+    kernel_for = counting_kernel_for
+    try:
+        out, called = grading.library_calls(run_graph, fetches, feeds, _planner_ref.reference_planner)
+    finally:
+        kernel_for = given
+    used = sorted(called & _RUN_FORBIDDEN)
+    grading.check(not used, f"run_graph calls {', '.join(used)}: run each node yourself with kernel_for(op) "
+                            f"(the Session and the library's executor are what you are writing)")
+    return out, ran
+
+
+def _check_run(graph, fetches, feeds, what):
+    out, ran = _call_run_graph(fetches, feeds)
+    grading.check(isinstance(out, (tuple, list)) and len(out) == 2,
+                  f"{what}: run_graph must return (values, peak_bytes), got {type(out).__name__}")
+    got, peak = out
+    targets = list(dict.fromkeys(t.op for t in fetches if t not in feeds))
+    order = [op.name for op in _planner_ref.reference_order(targets, feeds)]
+    grading.check(ran == order, f"{what}: ran {len(ran)} nodes {ran[:6]}...; the plan has {len(order)}: "
+                                f"{order[:6]}...: run the planner's order, each node once through kernel_for(op)")
+    with aics.Session(graph=graph) as sess:
+        expected = sess.run(fetches, feeds)
+    grading.check(isinstance(got, (list, tuple)) and len(got) == len(fetches),
+                  f"{what}: expected {len(fetches)} values, one per fetch, got {type(got).__name__}")
+    for t, g_val, e_val in zip(fetches, got, expected):
+        grading.check_array(g_val, e_val, f"{what}: the value of '{t.name}'", rtol=1e-6)
+    _, best = _planner_ref.reference_run(fetches, feeds)
+    grading.check(peak == best, f"{what}: peak bytes {peak}, expected {best}: sum the .nbytes of every array held "
+                                f"(feeds included) after each node stored its outputs, before its frees")
+
+
+def _check_unfed(shape, what):
+    graph = aics.Graph()
+    with graph.as_default():
+        x = aics.placeholder(aics.float32, shape, name="needed")
+        y = aics.tanh(aics.add(x, 1.0))
+    with aics.Session(graph=graph) as sess:
+        try:
+            sess.run(y)
+        except aics.errors.InvalidArgumentError as e:
+            expected = str(e.message).split("\n")[0]
+    try:
+        _call_run_graph([y], {})
+    except aics.errors.InvalidArgumentError as e:
+        grading.check(str(e.message).split("\n")[0] == expected,
+                      f"{what}: the message should read {expected!r}, got {str(e.message).split(chr(10))[0]!r}")
+        return
+    except grading.CheckFailed:
+        raise
+    except Exception as e:  # noqa: BLE001 - the wrong error is the feedback
+        raise grading.CheckFailed(f"{what}: expected InvalidArgumentError, got {type(e).__name__}: {e}") from None
+    raise grading.CheckFailed(f"{what}: an unfed placeholder the fetch needs must raise InvalidArgumentError")
+
+
+with grading.exercise("run_graph"):
+    _check_run(demo_graph, [d], demo_feeds, "demo graph, fetch d")
+    _check_run(demo_graph, [d, a, top], demo_feeds, "demo graph, fetch d, a and top")
+    _check_run(demo_graph, [d], {px: np.ones((4, 2), np.float32), a: np.full((4, 2), 3.0, np.float32)},
+               "demo graph, a fed (py is not needed)")
+    _check_run(demo_graph, [a], {a: np.zeros((4, 2), np.float32)}, "demo graph, the fetch itself fed")
+    _g, _, _feeds, _fetches = _random_case(0)
+    _check_run(_g, _fetches, _feeds, "random graph 0")
+    _check_unfed([None, 3], "placeholder of shape [?,3] not fed")
+    ### BEGIN HIDDEN TESTS
+    for _seed in range(10, 14):
+        _g, _, _feeds, _fetches = _random_case(_seed, 40)
+        _check_run(_g, _fetches, _feeds, f"hidden graph {_seed}")
+    _check_unfed([2, 5], "placeholder of shape [2,5] not fed")
+    ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### 你的规划器跑真实程序
+#
+# 把练习 1、2 合成一个规划器。先用你的执行器在一张随机图上和 `Session.run` 对比，看看按最后一个消费者释放省下多少内存；
+# 再用 `workbook.engine.compare_engines` 把一个真实的 TF1 程序（`tests/tf_programs/tf1_mnist_softmax.py`：TensorFlow
+# 入门教程的 MNIST softmax 回归，只把 `import tensorflow` 换成了 `aicslib`）分别在库的规划器和你的规划器上跑一遍，
+# 打印两边的数字。练习没有完成时，这里用参考实现（会打印说明）。
+
+# %%
+from workbook import engine
+
+order_fn = grading.use("plan_order", plan_order, _planner_ref.reference_order, what="pruning and ordering")
+frees_fn = grading.use("plan_frees", plan_frees, _planner_ref.reference_frees, what="release points")
+run_fn = grading.use("run_graph", run_graph, _planner_ref.reference_run, what="executor")
+planned = []
+
+
+def my_planner(targets, feeds, keep):
+    """Exercises 1 and 2 as one planner, with aicslib's contract."""
+    order = order_fn(targets, feeds)
+    planned.append(len(order))
+    return order, frees_fn(order, keep)
+
+
+def keep_everything(targets, feeds, keep):
+    order = order_fn(targets, feeds)
+    return order, [[] for _ in order]
+
+
+lab_graph, lab_fetches, lab_feeds, _ = _planner_ref.random_graph(2024, 60)
+mine, peak = run_fn(lab_fetches, lab_feeds, my_planner)
+_, peak_all = run_fn(lab_fetches, lab_feeds, keep_everything)
+with aics.Session(graph=lab_graph) as sess:
+    lib = sess.run(lab_fetches, lab_feeds)
+print(f"random graph: {len(lab_graph.get_operations())} ops, your plan runs {planned[-1]} of them; "
+      f"same values as Session.run: {all(np.array_equal(u, v) for u, v in zip(mine, lib))}")
+print(f"peak bytes held: {peak} freeing after the last reader, {peak_all} keeping every value")
+
+planned.clear()
+library_numbers, your_numbers = engine.compare_engines("tf1_mnist_softmax", planner=my_planner)
+print(f"your planner planned {len(planned)} different Session.run signatures of the program "
+      f"(the Session caches a plan per fetches and feeds); same numbers: {library_numbers == your_numbers}")
+
+# %% [markdown]
+# ## 11. TensorBoard：事件文件与计算图
 #
 # TensorBoard 读取的是**事件文件 (event file)**：`events.out.tfevents.*`，一串 TFRecord 记录（长度 + 掩码 CRC32C
 # 校验 + 数据 + 校验），每条记录是一个 `Event` 协议缓冲区 (protocol buffer)：第一条写文件版本，之后每条带着
@@ -1078,6 +1491,8 @@ assert sorted(op.type for op in reloaded.get_operations()) == sorted(op.type for
 # * `aics.function` 把 eager 写法追踪成图：同一签名只追踪一次，新形状或新的 Python 参数值会重新追踪。
 # * 会话按每个中间结果的最后一个消费者释放它，所以大矩阵时静态图不比 eager 多占内存、也不更慢。
 # * 练习：同一段计算写成一张图、一个会话、每个输入一次 `run`——“构建一次、运行多次”。
+# * 实验：会话的规划器 = 剪枝（feed 切断扇入）+ 拓扑排序 + 按最后一个读者释放；执行器按顺序从内核注册表取内核运行。
+#   `aics.experimental.use_planner` 让真实的 TF1 程序跑在你写的规划器上，结果与库的规划器相同。
 # * 静态图里的 `cond`/`while_loop` 由 Switch/Merge/Enter/Exit/NextIteration 搭成：死张量让未选中的分支不执行，
 #   帧和迭代标记让循环体每次迭代执行一次；循环的梯度是一个倒着跑的循环，前向的中间值靠栈保存。
 # * AutoGraph 在 `aics.function` 追踪前改写 AST：条件是图张量时 `if`/`while`/`for` 变成 `cond`/`while_loop`，

@@ -114,3 +114,97 @@ return graph, y_val
 """,
     },
 }
+
+
+# ---- predict_add_shape: the static shape of a + b
+
+_RULE = """
+n = max(len(shape_a), len(shape_b))
+a = {pad_a}
+b = {pad_b}
+out = []
+for x, y in zip(a, b):
+{body}
+return out
+"""
+_RIGHT = ("[1] * (n - len(shape_a)) + list(shape_a)", "[1] * (n - len(shape_b)) + list(shape_b)")
+
+
+def _rule(body, pad=_RIGHT):
+    return _RULE.format(pad_a=pad[0], pad_b=pad[1], body=body)
+
+
+_TF_BODY = """    if x == 1:
+        out.append(y)
+    elif y == 1:
+        out.append(x)
+    elif x is None:
+        out.append(y)
+    elif y is None or x == y:
+        out.append(x)
+    else:
+        raise ValueError(f"{x} and {y} do not broadcast")"""
+
+WRONG_ANSWERS["predict_add_shape"] = {
+    # the library's shape function, through a graph: the right shapes, but not a prediction by hand
+    "builds_a_graph": """
+with aics.Graph().as_default():
+    return aics.add(aics.placeholder(aics.float32, shape_a), aics.placeholder(aics.float32, shape_b)).shape.as_list()
+""",
+    "copies_the_package_reference": """
+from workbook.references.shapes import broadcast_static
+return broadcast_static(shape_a, shape_b)
+""",
+    # shapes aligned on the left (the shorter one padded with 1s at the end)
+    "left_aligned": _rule(_TF_BODY, pad=("list(shape_a) + [1] * (n - len(shape_a))",
+                                          "list(shape_b) + [1] * (n - len(shape_b))")),
+    # any unknown dimension makes the result's unknown: None + 3 is 3 (None can only be 1 or 3)
+    "unknown_always_wins": _rule("""    if x is None or y is None:
+        out.append(None)
+    elif x == 1 or y == 1 or x == y:
+        out.append(max(x, y))
+    else:
+        raise ValueError(f"{x} and {y} do not broadcast")"""),
+    # the larger size, never an error: 3 + 4 "broadcasts" to 4
+    "max_never_fails": _rule("""    if x == 1:
+        out.append(y)
+    elif y == 1:
+        out.append(x)
+    elif x is None:
+        out.append(y)
+    elif y is None:
+        out.append(x)
+    else:
+        out.append(max(x, y))"""),
+    # an unknown dimension taken as 1: None + None gives 1, but both could be 5
+    "unknown_as_one": _rule("""    x, y = (1 if x is None else x), (1 if y is None else y)
+    if x == 1 or y == 1 or x == y:
+        out.append(max(x, y))
+    else:
+        raise ValueError(f"{x} and {y} do not broadcast")"""),
+    # NumPy's helper with unknown dimensions as 1: None + None gives 1
+    "numpy_broadcast_shapes": """
+return list(np.broadcast_shapes(tuple(1 if d is None else d for d in shape_a),
+                                tuple(1 if d is None else d for d in shape_b)))
+""",
+}
+
+CORRECT_ANSWERS["predict_add_shape"] = {
+    # walked from the right with zip_longest, the sizes a dimension could take as a set
+    "from_the_right_with_sets": """
+import itertools
+out = []
+for x, y in itertools.zip_longest(reversed(shape_a), reversed(shape_b), fillvalue=1):
+    sizes = {d for d in (x, y) if d != 1}
+    known = {d for d in sizes if d is not None}
+    if len(known) > 1:
+        raise ValueError(f"Dimensions must be equal, but are {x} and {y}")
+    if known:
+        out.append(known.pop())
+    elif None in sizes:
+        out.append(None)
+    else:
+        out.append(1)
+return out[::-1]
+""",
+}
