@@ -1288,7 +1288,7 @@ def _check_unfed(shape, what):
         return
     except grading.CheckFailed:
         raise
-    except Exception as e:  # noqa: BLE001 - the wrong error is the feedback
+    except Exception as e:
         raise grading.CheckFailed(f"{what}: expected InvalidArgumentError, got {type(e).__name__}: {e}") from None
     raise grading.CheckFailed(f"{what}: an unfed placeholder the fetch needs must raise InvalidArgumentError")
 

@@ -207,6 +207,8 @@ def draw_graph(graph, fetches=None, ax=None, *, feeds=None, placement=None, show
         half_w = 1.1
         out_dx, out_dy, in_dx, in_dy = half_w, 0.0, -half_w, 0.0
     ax = _new_axes(ax, figsize or auto_size)
+    ax.set_xlim(*xlim)    # before the labels: they are fitted to their boxes in display units
+    ax.set_ylim(*ylim)
 
     def edge(src, dst, dashed, needed, back=False):
         (x0, y0), (x1, y1) = pos[src], pos[dst]
@@ -230,21 +232,46 @@ def draw_graph(graph, fetches=None, ax=None, *, feeds=None, placement=None, show
         ax.add_patch(FancyBboxPatch((x - half_w, y - 0.22), 2 * half_w, 0.44, boxstyle="round,pad=0.02",
                                     fc=st.color, ec="#333333" if st.needed else "#B0B0B0",
                                     lw=1.0, zorder=2))
-        label = op.name if len(op.name) <= 16 else "…" + op.name[-15:]
+        label = _wrap_name(op.name)
         if show_types:
             label += f"\n{op.type}"
-        ax.text(x, y, label, ha="center", va="center", fontsize=fontsize, zorder=3,
-                color="white" if st.needed else "#888888")
+        text = ax.text(x, y, label, ha="center", va="center", fontsize=fontsize, zorder=3,
+                       color="white" if st.needed else "#888888")
+        _fit_text(ax, text, 2 * half_w, 0.44)
 
     used = sorted({s.device for s in styles.values() if s.needed})
     handles = [Patch(fc=DEVICE_COLORS.get(k, DEVICE_COLORS[""]), label=k or "(no device)") for k in used]
     handles.append(Patch(fc=UNNEEDED_COLOR, ec="#B0B0B0", label="not needed (pruned)"))
     handles.append(Line2D([], [], color="#444444", ls="--", label="control edge"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
     ax.set_axis_off()
     return ax
+
+
+def _wrap_name(name, width=18):
+    """The whole node name, broken after a '/' where a line would pass ``width`` characters
+    (random_normal_1/RandomStandardNormal -> two lines): a label is never cut."""
+    lines = [""]
+    for part in name.split("/"):
+        piece = part if not lines[-1] else "/" + part
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines[-1] += "/"
+            lines.append(part)
+        else:
+            lines[-1] += piece
+    return "\n".join(lines)
+
+
+def _fit_text(ax, text, width, height):
+    """Shrinks ``text``'s font until it fits inside a box of ``width`` x ``height`` data units."""
+    renderer = ax.figure.canvas.get_renderer()
+    (x0, y0), (x1, y1) = ax.transData.transform([(0.0, 0.0), (width, height)])
+    room_w, room_h = abs(x1 - x0) * 0.94, abs(y1 - y0) * 0.92
+    for _ in range(6):
+        ext = text.get_window_extent(renderer)
+        if ext.width <= room_w and ext.height <= room_h:
+            return
+        text.set_fontsize(text.get_fontsize() * min(room_w / ext.width, room_h / ext.height) * 0.98)
 
 
 def plot_timeline(run_metadata, ax=None):

@@ -135,3 +135,25 @@ def test_draw_graph_and_plot_timeline_smoke():
     ax2 = plot_timeline(md)
     assert len(ax2.patches) == len(timeline_rows(md))
     plt.close("all")
+
+
+def test_draw_graph_keeps_whole_names_inside_their_boxes():
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import aicslib as aics
+
+    g = aics.Graph()
+    with g.as_default():
+        with aics.name_scope("a_rather_long_scope"), aics.name_scope("inner_layer"):
+            x = aics.compat.v1.placeholder(aics.float32, [2], name="input_features")
+            y = aics.identity(x, name="normalised_output")
+    ax = draw_graph(g, fetches=y)
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    texts = [t for t in ax.texts if "input_features" in t.get_text().replace("\n", "")]
+    assert texts, "the placeholder's whole name is drawn"
+    label = texts[0].get_text().replace("\n", "")
+    assert label.startswith(y.op.name.rsplit("/", 1)[0].split("/")[0]), label      # nothing cut from the front
+    box = texts[0].get_window_extent(renderer)
+    patches = [p for p in ax.patches if p.get_window_extent(renderer).contains(*box.get_points().mean(0))]
+    assert patches and all(p.get_window_extent(renderer).width >= box.width for p in patches)
