@@ -19,15 +19,16 @@
 #    看 `aicslib/grappler` 的 remapper 与 elementwise fusion 怎样改写图；
 # 4. 比较小型 VGG、ResNet、MobileNet 风格网络在图优化开/关时的端到端速度；
 # 5. 练习：就地 (in-place) 实现"偏置 + 激活"的输出阶段（自动评分）；
-# 6. 实验 (lab)：自己写一个 remapper 式的图改写 (graph rewrite) pass，把 GraphDef 里的 Conv2D + BiasAdd + Relu
-#    换成 `_FusedConv2D`，并在不安全时拒绝改写（自动评分）；
-# 7. 写出 5.11 的答案：哪些网络加速最多由本机的测量排出，并说明融合什么时候反而更慢、为什么。
+# 6. 写出 5.11 的答案：哪些网络加速最多由本机的测量排出，并说明融合什么时候反而更慢、为什么。
 #
 # **运行时间**见下面第一个单元格的输出（`AICS_FAST=1` 时尺寸更小、重复更少，代码路径相同）。
 # 计时受机器负载影响，请看比值与趋势，而不是某一次的绝对值。
-# **练习与实验**（自动评分，共 12 分）在第 5、6 节；没做完，后面的单元格照样能运行（改用参考实现，并说明）。
+# **练习**（自动评分，共 3 分）在第 5 节；没做完，后面的单元格照样能运行（改用参考实现，并说明）。
+# 自己写一个 remapper 式的图改写 (graph rewrite) pass 的实验在后面的 [16 graph-rewrite](16-graph-rewrite.ipynb) 一章，
+# 它改写的正是本章第 4 节的 VGG 风格网络。
 
 # %%
+import inspect
 import os
 import statistics
 import time
@@ -41,8 +42,7 @@ from tqdm.auto import tqdm
 
 import aicslib as aics
 from aicslib import flags
-from aicslib.ops.batch_norm_ops import fused_batch_norm
-from workbook import grading, run_times
+from workbook import grading, networks, run_times
 
 run_times.show("operator-fusion")
 FAST = flags.FAST
@@ -51,12 +51,8 @@ RC = aics.RewriterConfig
 rng = np.random.default_rng(0)
 
 
-def config(**kw):
-    """A ConfigProto whose RewriterConfig has these fields (TF's names)."""
-    return aics.ConfigProto(graph_options=aics.GraphOptions(rewrite_options=RC(**kw)))
-
-
-ALL_OFF = config(disable_meta_optimizer=True)
+config = networks.rewriter_config          # config(remapping=RC.OFF, ...): a ConfigProto with these fields
+ALL_OFF = networks.ALL_OFF                  # every grappler pass off: the graph runs as built
 
 
 def median_time(fn, repeats=REPEATS):
@@ -219,7 +215,7 @@ plt.show()
 # %% [markdown]
 # ## 4. 端到端：三种网络，图优化开与关
 #
-# 三个小网络（代码在下面，结构是各自家族的缩影）：
+# 三个小网络（代码在 `workbook/networks.py`，下面的单元格把它打印出来；结构是各自家族的缩影）：
 #
 # * **VGG 风格**：3x3 卷积 + 偏置 + ReLU，每段两层后池化——计算密集，卷积占绝大部分时间；
 # * **ResNet 风格**：卷积 + 批归一化 (batch normalization，推理模式) + ReLU，加残差连接——BN 被 remapper 并进卷积的输出阶段；
@@ -232,65 +228,21 @@ plt.show()
 # (`RunOptions(trace_level=FULL_TRACE)`)。这一列是"融合最多能省多少"的上限，排名按它给出预测，按实测加速比给出结果。
 
 # %%
-def _w(*shape):
-    return aics.constant((rng.standard_normal(shape) * np.sqrt(2.0 / np.prod(shape[:-1]))).astype(np.float32))
-
-
-def _bn(x, c):
-    y, _, _ = fused_batch_norm(x, aics.constant(rng.uniform(0.5, 1.5, c).astype(np.float32)),
-                               aics.constant(rng.standard_normal(c).astype(np.float32) * 0.1),
-                               aics.constant(rng.standard_normal(c).astype(np.float32) * 0.1),
-                               aics.constant(rng.uniform(0.5, 2, c).astype(np.float32)), epsilon=1e-3,
-                               is_training=False)
-    return y
-
-
-def vgg_like(x):
-    h, c = x, 3
-    for width in (16, 32, 64):
-        for _ in range(2):
-            h = aics.nn.relu(aics.nn.bias_add(aics.nn.conv2d(h, _w(3, 3, c, width), 1, "SAME"),
-                                              aics.constant(np.full(width, 0.01, np.float32))))
-            c = width
-        h = aics.nn.max_pool(h, 2, 2, "VALID")
-    return h
-
-
-def resnet_like(x, width=32):
-    h = aics.nn.relu(_bn(aics.nn.conv2d(x, _w(3, 3, 3, width), 1, "SAME"), width))
-    for _ in range(3):
-        r = aics.nn.relu(_bn(aics.nn.conv2d(h, _w(3, 3, width, width), 1, "SAME"), width))
-        h = aics.nn.relu(_bn(aics.nn.conv2d(r, _w(3, 3, width, width), 1, "SAME"), width) + h)
-    return h
-
-
-def mobilenet_like(x):
-    h = aics.nn.relu6(_bn(aics.nn.conv2d(x, _w(3, 3, 3, 32), 1, "SAME"), 32))
-    c = 32
-    for i, width in enumerate((32, 64, 128, 128)):
-        s = 2 if i in (1, 3) else 1
-        h = aics.nn.relu6(aics.nn.bias_add(aics.nn.depthwise_conv2d(h, _w(3, 3, c, 1), [1, s, s, 1], "SAME"),
-                                           aics.constant(np.full(c, 0.01, np.float32))))
-        h = aics.nn.relu6(_bn(aics.nn.conv2d(h, _w(1, 1, c, width), 1, "SAME"), width))
-        c = width
-    return h
-
-
-NETWORKS = {"VGG-like": vgg_like, "ResNet-like": resnet_like, "MobileNet-like": mobilenet_like}
+# The three networks live in workbook/networks.py (the graph-rewrite chapter rewrites the VGG-like one);
+# here is their code, then this chapter's batch and image size.
+for _net in networks.NETWORKS.values():
+    print(inspect.getsource(_net))
+NETWORKS = networks.NETWORKS
 BATCH, HW = (1, 32) if FAST else (8, 64)
 
 
 def build_network(name):
-    g = aics.Graph()
-    with g.as_default():
-        x = aics.placeholder(aics.float32, [BATCH, HW, HW, 3], name="x")
-        out = aics.reduce_mean(NETWORKS[name](x), axis=[1, 2], name="out")
-    return g, out, {x: rng.standard_normal((BATCH, HW, HW, 3)).astype(np.float32)}
+    """(graph, out, feed) for one of NETWORKS; the weights come from this chapter's rng."""
+    return networks.build_network(name, BATCH, HW, rng)
 
 
 NET_REPEATS = 9 if FAST else 15
-REMAP_ONLY = config(constant_folding=RC.OFF, arithmetic_optimization=RC.OFF, elementwise_fusion=RC.OFF,
-                    dependency_optimization=RC.OFF)
+REMAP_ONLY = networks.REMAP_ONLY             # only the remapper on (TF's RewriterConfig fields)
 CONTRACTIONS = {"Conv2D", "DepthwiseConv2dNative", "MatMul", "_FusedConv2D", "_FusedDepthwiseConv2dNative",
                 "_FusedMatMul"}
 MEMORY_BOUND = {"BiasAdd", "Relu", "Relu6", "FusedBatchNormV3", "AddV2", "Add"}   # what fusion can take away
@@ -481,306 +433,7 @@ with grading.exercise("bias_act_inplace"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 6. 实验：自己写一个 remapper（9 分）
-#
-# 前面的融合都是 `aicslib/grappler/optimizers/remapper.py`（TF 的 `remapper.cc`）替我们做的。这个实验里你自己写这个
-# pass 的核心：在一张 **GraphDef**（图的序列化形式，`Graph.as_graph_def()` 给出，格式与 TF 的 GraphDef 一致）上，
-# 找出 Conv2D → BiasAdd → Relu 的链，把每条链换成一个 `_FusedConv2D` 节点。
-#
-# GraphDef 是一个字典，`graph_def["node"]` 是节点列表；每个节点是 `{"name", "op", "input", "attr"}`。
-# `input` 里的字符串指向产生这个输入的节点：`"conv0"`（`conv0` 的第 0 个输出，也可写成 `"conv0:0"`）、`"split:1"`
-# （第 1 个输出）、`"^init"`（控制边 (control edge)：等 `init` 运行完，但不读它的值）。
-#
-# 图改写的第一条规矩是**不改变任何人看得到的结果**。融合节点只写出 ReLU 之后的结果，卷积与 BiasAdd 的输出从此不存在，
-# 所以只有当这两个**中间结果** (intermediate) 没有别人需要时才能融合：
-#
-# * 它只有一个读者，就是链上的下一个节点（没有别的数据边读它，也没有节点通过控制边等它）；
-# * 它不在 `fetches`（`Session.run` 要取回的张量）里——用户要取回的值不能消失。
-#
-# 实验分两步：
-#
-# 1. `match_conv_bias_relu(graph_def, fetches)`（4 分）：返回所有**可以安全融合**的链 `(conv, bias_add, relu)`（节点名）；
-# 2. `rewrite_conv_bias_relu(graph_def, matches)`（5 分）：返回一张**新的** GraphDef（不要改动传入的那张），其中每条链
-#    换成一个节点：
-#    * 名字用 ReLU 节点的名字（读 ReLU 的节点因此无需改动），`op` 为 `"_FusedConv2D"`；
-#    * 数据输入：卷积的两个数据输入（图像、卷积核），再加 BiasAdd 的偏置输入（它的第 2 个数据输入）；
-#    * 控制输入：三个旧节点的控制输入（`"^..."`）都要保留，每个只出现一次；
-#    * `attr`：卷积的 `attr`（步长、填充、数据格式……），再加 `"num_args": {"i": 1}`（一个额外参数：偏置）与
-#      `"fused_ops": {"list": {"s": ["BiasAdd", "Relu"]}}`（输出阶段依次做什么）；
-#    * 删掉卷积与 BiasAdd 两个节点，其余节点原样保留。
-#
-# 评分：改写后的图（节点、输入、属性）与参考一致，用 Session 运行新旧两张图结果**逐位相同**，并在中间结果有别的读者
-# 或被取回时拒绝改写。两步都只用 Python 的字典与列表，不得调用 aicslib（例如 `aics.grappler`）或 `workbook` 里的实现。
-# 下面的单元格给出一个小网络的 GraphDef 与运行 GraphDef 的帮手函数，可以用来试你的代码。
-
-# %%
-def lab_graph(twists=(), blocks=2, seed=0):
-    """A small network as a GraphDef, and a feed for it: `blocks` blocks conv{k} (Conv2D) -> bias{k}
-    (BiasAdd) -> relu{k} (Relu), then a dense layer dense -> dense_bias -> dense_relu (MatMul, not a
-    convolution) and y = the sum of everything. `twists` (strings) change block k:
-    "conv_read:k" / "bias_read:k": another node also reads conv{k}'s / bias{k}'s output;
-    "bias_control:k": a node waits on bias{k} through a control edge; "conv_control:k": conv{k}
-    waits on a NoOp "init"; "relu6:k": the activation is Relu6."""
-    r = np.random.default_rng(seed)
-    tw = {t.split(":")[0]: set() for t in twists}
-    for t in twists:
-        tw[t.split(":")[0]].add(int(t.split(":")[1]))
-    g = aics.Graph()
-    with g.as_default():
-        x = aics.placeholder(aics.float32, [2, 8, 8, 3], name="x")
-        init = aics.no_op(name="init")
-        h, extra = x, []
-        for k in range(blocks):
-            c_in, c_out = h.shape.as_list()[-1], 4 + 2 * k
-            w = aics.constant(r.standard_normal((3, 3, c_in, c_out)).astype(np.float32) * 0.3, name=f"w{k}")
-            b = aics.constant(r.standard_normal(c_out).astype(np.float32), name=f"b{k}")
-            with g.control_dependencies([init] if k in tw.get("conv_control", ()) else []):
-                conv = aics.nn.conv2d(h, w, 1, "SAME", name=f"conv{k}")
-            bias = aics.nn.bias_add(conv, b, name=f"bias{k}")
-            h = (aics.nn.relu6 if k in tw.get("relu6", ()) else aics.nn.relu)(bias, name=f"relu{k}")
-            if k in tw.get("conv_read", ()):
-                extra.append(aics.reduce_max(conv, name=f"peek_conv{k}"))
-            if k in tw.get("bias_read", ()):
-                extra.append(aics.reduce_max(bias, name=f"peek_bias{k}"))
-            if k in tw.get("bias_control", ()):
-                with g.control_dependencies([bias.op]):
-                    extra.append(aics.constant(0.0, name=f"after_bias{k}"))
-        flat = aics.reshape(h, [2, -1], name="flat")
-        wd = aics.constant(r.standard_normal((flat.shape.as_list()[1], 5)).astype(np.float32) * 0.1, name="wd")
-        dense = aics.nn.relu(aics.nn.bias_add(aics.matmul(flat, wd, name="dense"), aics.constant(np.ones(5, np.float32)),
-                                              name="dense_bias"), name="dense_relu")
-        aics.add_n([aics.reduce_sum(dense)] + extra, name="y")
-    return g.as_graph_def(), {"x:0": r.standard_normal((2, 8, 8, 3)).astype(np.float32)}
-
-
-def run_graph_def(graph_def, fetches, feed):
-    """Imports `graph_def` into a new graph and runs `fetches` with every grappler pass off (so the
-    library rewrites nothing: what runs is exactly this GraphDef)."""
-    g = aics.Graph()
-    with g.as_default():
-        aics.import_graph_def(graph_def, name="")
-    with aics.Session(graph=g, config=ALL_OFF) as sess:
-        return sess.run(fetches, feed)
-
-
-example_gd, example_feed = lab_graph()
-for node in example_gd["node"]:
-    if node["op"] != "Const":
-        print(f"{node['name']:12s} {node['op']:12s} input={node['input']}")
-
-# %% nbgrader={"grade": false, "grade_id": "match_conv_bias_relu", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def match_conv_bias_relu(graph_def, fetches):
-    """The Conv2D -> BiasAdd -> Relu chains of `graph_def` that can be fused safely.
-
-    graph_def: a GraphDef dict ({"node": [{"name", "op", "input", "attr"}, ...]}).
-    fetches: the tensors Session.run will fetch, as names ("y:0", "bias1:0" or "bias1").
-    Returns a list of (conv name, bias_add name, relu name), in any order: each chain where the Relu
-    reads the BiasAdd's output, the BiasAdd's first input is the Conv2D's output, and neither
-    intermediate (the Conv2D's output, the BiasAdd's output) is read by anything else (a data or a
-    control edge) or fetched."""
-    ### BEGIN SOLUTION
-    def parse(inp):
-        if inp.startswith("^"):
-            return inp[1:], -1
-        name, sep, port = inp.rpartition(":")
-        return (name, int(port)) if sep and port.isdigit() else (inp, 0)
-
-    nodes = {n["name"]: n for n in graph_def["node"]}
-    readers = {}
-    for n in graph_def["node"]:
-        for inp in n["input"]:
-            src, port = parse(inp)
-            readers.setdefault(src, []).append((n["name"], port))
-    fetched = {parse(f)[0] for f in fetches}
-
-    def only_reader(name, reader):
-        return readers.get(name, []) == [(reader, 0)] and name not in fetched
-
-    found = []
-    for relu in graph_def["node"]:
-        if relu["op"] != "Relu":
-            continue
-        bias_name, port = parse(relu["input"][0])
-        if port != 0 or nodes.get(bias_name, {}).get("op") != "BiasAdd":
-            continue
-        conv_name, port = parse(nodes[bias_name]["input"][0])
-        if port != 0 or nodes.get(conv_name, {}).get("op") != "Conv2D":
-            continue
-        if only_reader(bias_name, relu["name"]) and only_reader(conv_name, bias_name):
-            found.append((conv_name, bias_name, relu["name"]))
-    return found
-    ### END SOLUTION
-
-
-# %% nbgrader={"grade": true, "grade_id": "match_conv_bias_relu_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
-# Autograded check (locked): the chains found against the reference on graphs with other readers,
-# control edges, fetched intermediates, Relu6 and a MatMul chain; no call into aicslib or the workbook.
-from workbook.references import remap as _remap_reference
-
-
-def _match_case(twists, fetches, why):
-    gd, _ = lab_graph(twists)
-    before = repr(gd)
-    got = grading.no_library_calls(match_conv_bias_relu, gd, list(fetches), what="match_conv_bias_relu",
-                                   how="with Python's dicts and lists")
-    call = f"match_conv_bias_relu(lab_graph({list(twists)}), {list(fetches)})"
-    grading.check(repr(gd) == before, f"{call} changed the GraphDef it was given: only read it")
-    try:
-        got_set = {tuple(m) for m in got}
-    except TypeError:
-        raise grading.CheckFailed(f"{call} returned {got!r}: expected a list of (conv, bias_add, relu) name tuples")
-    want = set(_remap_reference.match_conv_bias_relu(gd, fetches))
-    missing, extra = sorted(want - got_set), sorted(got_set - want)
-    grading.check(not missing and not extra and len(got) == len(got_set),
-                  f"{call}: expected the chains {sorted(want)}, got {sorted(got_set)}"
-                  + (f"; missing {missing}" if missing else "") + (f"; not safe or not a chain: {extra}" if extra else "")
-                  + ("; some chain listed twice" if len(got) != len(got_set) else "") + f". {why}")
-
-
-with grading.exercise("match_conv_bias_relu"):
-    _match_case((), ["y:0"], "Both conv blocks fuse; dense -> dense_bias -> dense_relu starts with a MatMul, not a Conv2D.")
-    _match_case(("conv_read:1",), ["y:0"], "conv1's output is also read by peek_conv1: the fused op never writes "
-                                          "it, so conv1's chain must stay as it is.")
-    _match_case((), ["y:0", "bias0:0"], "bias0:0 is fetched: the user wants that value, so its chain must not fuse.")
-    ### BEGIN HIDDEN TESTS
-    _match_case(("bias_read:0",), ["y:0"], "bias0's output is also read by peek_bias0.")
-    _match_case(("bias_control:1",), ["y:0"], "after_bias1 waits on bias1 through a control edge (^bias1): if bias1 "
-                                              "disappears, that edge points at nothing.")
-    _match_case(("relu6:0",), ["y:0"], "relu0 is a Relu6 here: this pass fuses Conv2D + BiasAdd + Relu only.")
-    _match_case((), ["y", "conv1"], "Fetches may name nodes without ':0': conv1 is fetched.")
-    _match_case(("conv_control:0", "conv_read:0", "bias_read:1"), ["y:0"], "Neither block may fuse here.")
-    _match_case(("conv_control:1",), ["y:0", "relu1:0"], "A control input of the conv and a fetched Relu do not "
-                                                         "stop fusion: the fused node keeps both.")
-    ### END HIDDEN TESTS
-
-# %% nbgrader={"grade": false, "grade_id": "rewrite_conv_bias_relu", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def rewrite_conv_bias_relu(graph_def, matches):
-    """A new GraphDef with each (conv, bias_add, relu) of `matches` replaced by one _FusedConv2D node
-    named as the Relu: data inputs = the conv's data inputs + the BiasAdd's bias input; control
-    inputs = those of the three nodes, each once; attr = the conv's attr plus num_args and fused_ops.
-    The conv and BiasAdd nodes are gone; every other node is kept as it was. `graph_def` itself must
-    not change (copy what you edit)."""
-    ### BEGIN SOLUTION
-    import copy
-
-    out = copy.deepcopy(graph_def)
-    nodes = {n["name"]: n for n in out["node"]}
-    gone = set()
-    for conv_name, bias_name, relu_name in matches:
-        conv, bias, relu = nodes[conv_name], nodes[bias_name], nodes[relu_name]
-        data = [i for i in conv["input"] if not i.startswith("^")] + [bias["input"][1]]
-        control = []
-        for n in (conv, bias, relu):
-            control += [i for i in n["input"] if i.startswith("^") and i not in control]
-        attr = dict(conv["attr"])
-        attr["num_args"] = {"i": 1}
-        attr["fused_ops"] = {"list": {"s": ["BiasAdd", "Relu"]}}
-        relu["op"], relu["input"], relu["attr"] = "_FusedConv2D", data + control, attr
-        gone.update((conv_name, bias_name))
-    out["node"] = [n for n in out["node"] if n["name"] not in gone]
-    return out
-    ### END SOLUTION
-
-
-# %% nbgrader={"grade": true, "grade_id": "rewrite_conv_bias_relu_test", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
-# Autograded check (locked): the rewritten GraphDef node by node against the reference (fused node's
-# op, inputs, control inputs, attrs; the rest unchanged), the original left as it was, and both
-# graphs run in a Session with identical results; no call into aicslib or the workbook.
-import json as _json
-
-
-def _rewrite_case(twists, fetches, matches=None, seed=0):
-    gd, feed = lab_graph(twists, seed=seed)
-    if matches is None:
-        matches = _remap_reference.match_conv_bias_relu(gd, fetches)
-    before = _json.dumps(gd, sort_keys=True)
-    call = f"rewrite_conv_bias_relu(lab_graph({list(twists)}), {matches})"
-    got = grading.no_library_calls(rewrite_conv_bias_relu, gd, [tuple(m) for m in matches],
-                                   what="rewrite_conv_bias_relu", how="with Python's dicts and lists")
-    grading.check(_json.dumps(gd, sort_keys=True) == before,
-                  f"{call} changed the GraphDef it was given: build a new one (copy.deepcopy, then edit the copy)")
-    grading.check(isinstance(got, dict) and isinstance(got.get("node"), list),
-                  f"{call} returned {type(got).__name__}: expected a GraphDef dict with a 'node' list")
-    want = _remap_reference.rewrite_conv_bias_relu(gd, matches)
-    got_nodes, want_nodes = {n.get("name"): n for n in got["node"]}, {n["name"]: n for n in want["node"]}
-    grading.check(len(got_nodes) == len(got["node"]), f"{call}: some node name appears twice in the result")
-    stale, lost = sorted(set(got_nodes) - set(want_nodes)), sorted(set(want_nodes) - set(got_nodes))
-    grading.check(not stale, f"{call}: the result still has {stale}; the conv and BiasAdd of each fused chain "
-                             f"must be removed")
-    grading.check(not lost, f"{call}: the result lost the nodes {lost}; only the conv and BiasAdd of each chain go "
-                            f"(the fused node takes the Relu's name)")
-    for name, w in want_nodes.items():
-        n = got_nodes[name]
-        where = f"{call}: node '{name}'"
-        if w["op"] != "_FusedConv2D":
-            grading.check(n == w, f"{where} ({w['op']}) is not part of a fused chain and must stay as it was; "
-                                  f"expected {w}, got {n}")
-            continue
-        grading.check(n.get("op") == "_FusedConv2D", f"{where}: expected op '_FusedConv2D', got {n.get('op')!r}")
-        data = [i for i in n.get("input", []) if not i.startswith("^")]
-        want_data = [i for i in w["input"] if not i.startswith("^")]
-        grading.check(data == want_data, f"{where}: expected data inputs {want_data} (the conv's input and filter, "
-                                         f"then the bias), got {data}")
-        control = [i for i in n["input"] if i.startswith("^")]
-        want_control = [i for i in w["input"] if i.startswith("^")]
-        grading.check(sorted(control) == sorted(want_control),
-                      f"{where}: expected the control inputs {sorted(want_control)} (those of the conv, the BiasAdd "
-                      f"and the Relu, each once), got {sorted(control)}")
-        for key, value in w["attr"].items():
-            grading.check(n.get("attr", {}).get(key) == value,
-                          f"{where}: attr {key!r}: expected {value}, got {n.get('attr', {}).get(key)}")
-    fetch = list(fetches) + [m[2] + ":0" for m in matches]
-    try:
-        got_values = run_graph_def(got, fetch, feed)
-    except Exception as exc:
-        raise grading.CheckFailed(f"{call}: the rewritten GraphDef does not run: {type(exc).__name__}: {exc}")
-    for t, a, b in zip(fetch, run_graph_def(gd, fetch, feed), got_values):
-        grading.check_array(b, a, f"{t} in the rewritten graph (against the original graph's)")
-
-
-with grading.exercise("rewrite_conv_bias_relu"):
-    _rewrite_case((), ["y:0"])
-    _rewrite_case(("conv_read:1",), ["y:0"])
-    ### BEGIN HIDDEN TESTS
-    _rewrite_case(("conv_control:0", "bias_control:1"), ["y:0"], seed=1)
-    _rewrite_case(("conv_control:1",), ["y:0", "relu1:0"], seed=2)
-    _rewrite_case((), ["y:0"], matches=[("conv1", "bias1", "relu1")], seed=3)
-    _rewrite_case((), ["y:0"], matches=[], seed=4)
-    _rewrite_case(("relu6:1",), ["y:0"], seed=5)
-    ### END HIDDEN TESTS
-
-# %% [markdown]
-# 用你的 pass 改写本章第 4 节的 VGG 风格网络（没做完或没通过时用参考实现，并说明）：比较改写前后的节点、
-# 两张图的结果，以及与 aicslib 自己的 remapper 改写出的算子是否一样。
-
-# %%
-my_match = grading.use("match_conv_bias_relu", match_conv_bias_relu, _remap_reference.match_conv_bias_relu,
-                       what="matcher workbook.references.remap.match_conv_bias_relu")
-my_rewrite = grading.use("rewrite_conv_bias_relu", rewrite_conv_bias_relu, _remap_reference.rewrite_conv_bias_relu,
-                         what="rewrite workbook.references.remap.rewrite_conv_bias_relu")
-vgg_graph, vgg_out, vgg_feed = build_network("VGG-like")
-vgg_gd = vgg_graph.as_graph_def()
-vgg_matches = my_match(vgg_gd, ["out:0"])
-vgg_fused = my_rewrite(vgg_gd, vgg_matches)
-feed_by_name = {t.name: v for t, v in vgg_feed.items()}
-a, b = run_graph_def(vgg_gd, ["out:0"], feed_by_name), run_graph_def(vgg_fused, ["out:0"], feed_by_name)
-assert np.array_equal(a[0], b[0]), "the rewrite changed the network's output"
-
-
-def op_counts(gd):
-    ops = [n["op"] for n in gd["node"] if n["op"] != "Const"]
-    return {op: ops.count(op) for op in sorted(set(ops))}
-
-
-library_only_remap = aics.grappler.optimize(vgg_graph, ["out:0"], REMAP_ONLY.graph_options.rewrite_options)
-print(f"{len(vgg_matches)} chains fused; nodes {len(vgg_gd['node'])} -> {len(vgg_fused['node'])}")
-print("ops before:            ", op_counts(vgg_gd))
-print("ops after your pass:   ", op_counts(vgg_fused))
-print("ops after the library's remapper:", op_counts(library_only_remap))
-print("outputs identical:", np.array_equal(a[0], b[0]))
-
-# %% [markdown]
-# ## 7. 交互：逐个开关优化 pass，看图与时间
+# ## 6. 交互：逐个开关优化 pass，看图与时间
 #
 # 勾掉某个 pass（用的正是 TF 的 `RewriterConfig` 字段名），右边显示优化后图里各种算子的个数（旁边一列是所有 pass 都开时的个数，
 # 作为对照），下面是一次前向的时间。某个 pass 在这个网络上没有可改的地方时，算子个数不变，只有时间随测量波动。
@@ -840,7 +493,7 @@ assert "_FusedConv2D" in _ops_all and "_FusedDepthwiseConv2dNative" in _ops_all
 assert "FusedBatchNormV3" in _ops_none and "_FusedConv2D" not in _ops_none
 
 # %% [markdown]
-# ## 8. 5.11 的答案
+# ## 7. 5.11 的答案
 #
 # **为什么融合比不融合快。** 一个算子把结果写回内存、下一个算子再读出来，这段往返就是融合要省掉的：
 #
@@ -869,7 +522,7 @@ assert "FusedBatchNormV3" in _ops_none and "_FusedConv2D" not in _ops_none
 #    表里 "fused kernels slower" 的那些行就是这种情况。TF 的 remapper 也有同样的取舍：它只在有融合内核、
 #    且布局与类型合适时改写；
 # 2. **中间结果另有读者。** 如果 BiasAdd 的输出还被别的节点读，融合就得另存一份或重算卷积，反而更慢——
-#    所以 remapper（以及第 6 节你写的 pass）此时拒绝改写；
+#    所以 remapper（以及 [16 graph-rewrite](16-graph-rewrite.ipynb) 一章里你写的 pass）此时拒绝改写；
 # 3. **测量噪声。** 每次前向很短时（快速设置下只有毫秒量级，见第 4 节表中的时间），机器上的其他负载足以掩盖差别：
 #    噪声带之内的加速比不算"快"也不算"慢"。
 #
@@ -896,4 +549,4 @@ assert "FusedBatchNormV3" in _ops_none and "_FusedConv2D" not in _ops_none
 #   在不改变任何结果的前提下改写图；每个 pass 都能用 `RewriterConfig` 的 TF 字段单独关闭；
 # * 逐元素与归一化算子在时间中占比高的网络（MobileNet 类、大特征图）获益的上限最高；张量小到留在缓存里、
 #   或融合内核自身的固定开销更大时，融合会更慢——该不该融合要测，本章第 4 节的表就是这样的测量；
-# * 图改写必须保持语义：中间结果另有读者或被取回时不能融合（第 6 节的实验）。
+# * 图改写必须保持语义：中间结果另有读者或被取回时不能融合（[16 graph-rewrite](16-graph-rewrite.ipynb) 一章的实验）。

@@ -1,4 +1,4 @@
-"""Reference graph ``gradients`` for notebook 04's lab (section 5), and the checks its locked tests use.
+"""Reference graph ``gradients`` for the graph-gradients chapter's lab (section 2), and the checks its locked tests use.
 
 ``backward_ops(ys, xs, stop_gradients)`` lists the ops a backward pass from ``ys`` to ``xs`` visits:
 those forward-reachable from an x and that a y depends on, without passing through a stopped tensor,

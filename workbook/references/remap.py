@@ -1,4 +1,4 @@
-"""Notebook 09's lab (a graph rewrite): a remapper-style pass on a GraphDef, written out.
+"""The graph-rewrite chapter's lab: a remapper-style pass on a GraphDef, written out.
 
 ``match_conv_bias_relu(graph_def, fetches)`` finds the Conv2D -> BiasAdd -> Relu chains that may
 become one ``_FusedConv2D``; ``rewrite_conv_bias_relu(graph_def, matches)`` replaces each by that
