@@ -140,6 +140,62 @@ print(f"5-op chain on {N_ELEM / 2**20:.0f}M floats: unfused {t_off * 1e3:.1f} ms
 # 少了 5 倍。实测加速比小于 5，因为 `tanh` 本身也要算一阵子，而且小块之间还有 Python 的调度开销。
 
 # %% [markdown]
+# ### 练习：用屋顶线估算一条逐元素链（2 分）
+#
+# 写 `my_chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs)`：$n$ 个 float32 元素经过 `n_ops` 个逐元素算子
+# （每个算子每个元素做 1 次浮点运算；常量是标量，不计搬运），返回 `(bytes_moved, seconds)`：
+# 不融合时每个算子读一遍输入、写一遍输出；融合时整条链只读 $x$、写 $y$ 一次。
+# `seconds` 是屋顶线模型给的下界：运算受算力所限的时间与搬运受带宽所限的时间，两者中较长的那个
+# （`peak_gflops` 以 $10^9$ FLOP/s、`bw_gbs` 以 $10^9$ 字节/秒计）。
+
+# %% nbgrader={"grade": false, "grade_id": "chain_estimate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def my_chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs):
+    """(bytes moved, roofline time in seconds) of n_ops element-wise ops over n float32 elements."""
+    ### BEGIN SOLUTION
+    bytes_moved = 8 * n if fused else 8 * n * n_ops
+    flops = n * n_ops
+    return bytes_moved, max(flops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "chain_estimate_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Autograded check (locked): the bytes and the roofline bound, against the model written out term by term.
+def _chain_case(n, n_ops, fused, peak, bw):
+    got = grading.no_library_calls(my_chain_estimate, n, n_ops, fused, peak, bw, what="my_chain_estimate",
+                                   how="from the model's terms")
+    call = f"my_chain_estimate(n={n}, n_ops={n_ops}, fused={fused}, peak_gflops={peak}, bw_gbs={bw})"
+    grading.check(isinstance(got, tuple) and len(got) == 2, f"{call} should return (bytes_moved, seconds), got {got!r}")
+    reads_and_writes = 4 * n + 4 * n
+    want_bytes = reads_and_writes * (1 if fused else n_ops)
+    grading.check(got[0] == want_bytes, f"{call}: bytes_moved {got[0]!r}, expected {want_bytes} "
+                                        f"({'x read and y written once' if fused else f'{n_ops} ops, each reading and writing 4n bytes'})")
+    compute_s, memory_s = n * n_ops / (peak * 1e9), want_bytes / (bw * 1e9)
+    want_s = max(compute_s, memory_s)
+    grading.check(abs(got[1] - want_s) <= 1e-9 * want_s,
+                  f"{call}: {got[1]!r} s, expected {want_s:.6g} s: compute alone takes {compute_s:.6g} s, "
+                  f"moving the bytes {memory_s:.6g} s, and the roofline bound is the longer of the two")
+
+
+with grading.exercise("chain_estimate"):
+    _chain_case(1 << 20, 5, False, 100.0, 20.0)
+    _chain_case(1 << 20, 5, True, 100.0, 20.0)
+    ### BEGIN HIDDEN TESTS
+    _chain_case(1000, 3, True, 0.001, 50.0)          # compute-bound: a very slow core
+    _chain_case(12345, 1, False, 50.0, 10.0)
+    _chain_case(1 << 22, 8, True, 2.0, 100.0)
+    ### END HIDDEN TESTS
+
+# %%
+from workbook.references import fusion as fusion_reference
+
+estimate = grading.use("chain_estimate", my_chain_estimate, fusion_reference.chain_estimate,
+                       what="workbook.references.fusion.chain_estimate")
+for fused_flag, measured in ((False, t_off), (True, t_on)):
+    moved, bound = estimate(N_ELEM, 5, fused_flag, PEAK, BW)
+    print(f"{'fused  ' if fused_flag else 'unfused'}: {moved / 2**20:6.0f} MiB moved, roofline bound {bound * 1e3:6.2f} ms, "
+          f"measured {measured * 1e3:6.2f} ms ({measured / bound:.1f}x the bound)")
+
+# %% [markdown]
 # ## 3. Conv2D + BiasAdd + ReLU 与 MatMul + BiasAdd + ReLU
 #
 # remapper（`grappler/optimizers/remapper.py`，对应 TF 的 `remapper.cc`）把这两种模式换成 `_FusedConv2D` / `_FusedMatMul`：

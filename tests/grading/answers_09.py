@@ -99,3 +99,41 @@ return y
 """,
     },
 }
+
+WRONG_ANSWERS["chain_estimate"] = {
+    # counts only the reads
+    "reads_only": """
+bytes_moved = 4 * n if fused else 4 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # fused still pays every op's traffic
+    "fusion_saves_nothing": """
+bytes_moved = 8 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # the shorter of the two times: an upper bound on speed read backwards
+    "min_not_max": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, min(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # compute and memory added, as if they never overlapped
+    "adds_the_two_times": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, n * n_ops / (peak_gflops * 1e9) + bytes_moved / (bw_gbs * 1e9)
+""",
+    # GiB for a GB/s figure
+    "binary_gigabytes": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 2**30), bytes_moved / (bw_gbs * 2**30))
+""",
+}
+CORRECT_ANSWERS.setdefault("chain_estimate", {})["intensity_form"] = """
+traffic = (4 + 4) * n * (1 if fused else n_ops)
+intensity = n * n_ops / traffic
+attainable = min(peak_gflops * 1e9, intensity * bw_gbs * 1e9)
+return traffic, n * n_ops / attainable
+"""
+WRONG_ANSWERS["chain_estimate"]["copies_the_package_reference"] = """
+from workbook.references.fusion import chain_estimate
+return chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs)
+"""

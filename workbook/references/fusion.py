@@ -18,3 +18,10 @@ def bias_act(y, bias, activation="relu"):
     if activation == "relu6":
         return np.minimum(np.maximum(pre, zero), six)
     raise ValueError(f"unknown activation {activation!r}")
+
+
+def chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs):
+    """(bytes moved, roofline bound in seconds) of ``n_ops`` element-wise float32 ops over ``n``
+    elements: each op reads and writes 4n bytes unfused; a fused chain reads x and writes y once."""
+    bytes_moved = 8 * n * (1 if fused else n_ops)
+    return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
