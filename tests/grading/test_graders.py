@@ -143,3 +143,19 @@ def test_every_chapter_has_graded_exercises_and_every_exercise_wrong_answers():
     assert solutions == set(WRONG_ANSWERS), "every exercise needs plausible wrong answers (and only those)"
     assert set(CORRECT_ANSWERS) <= solutions, "correct answers for an exercise that does not exist"
     assert all(len(v) >= 3 for v in WRONG_ANSWERS.values())
+
+
+def test_the_course_is_graded_throughout():
+    """At least two graded exercises in every chapter, at least 30 in all and 120 points, and
+    every exercise with a different correct answer that must score full marks."""
+    found = exercises()
+    per_chapter = {}
+    for name, *_ in found:
+        per_chapter[name] = per_chapter.get(name, 0) + 1
+    thin = sorted(name for name, n in per_chapter.items() if n < 2)
+    assert not thin, f"chapters with fewer than two graded exercises: {thin}"
+    assert len(found) >= 30, f"{len(found)} graded exercises in the course"
+    points = sum(p for *_, p in found)
+    assert points >= 120, f"{points:g} points in the course"
+    without = sorted(sol for _, sol, _, _ in found if not CORRECT_ANSWERS.get(sol))
+    assert not without, f"exercises without a different correct answer: {without}"
