@@ -324,7 +324,8 @@ for name, (curve, _) in ps_runs.items():
 # 固定全局批大小时，一步的时间 $T(p) = T_c/p + T_\text{allreduce} + T_\text{update}$，加速比 $S(p)=T(1)/T(p)$。
 # 下面先用 2 个 MPI rank 实测消息时间（`06-distributed-training.ipynb` 第 5 节的训练脚本，加上 `--pingpong`：
 # rank 0 和 rank 1 之间来回发不同大小的消息），拟合 $\alpha,\beta$；用单进程实测的计算时间作 $T_c$，
-# 画出模型预测的加速比，并与同一个作业实测的 2 个 rank 的加速比放在一起。**注意**：这里的 $\alpha,\beta$ 是同一台机器上共享内存的数字，真实网络的 $\alpha$
+# 画出模型预测的加速比，并与同一个作业实测的 2 个 rank 的加速比放在一起（这个小 MLP 每步的计算很少，实测的加速比
+# 可能小于 1：消息的延迟和进程间的同步占了大头——模型里的 $\alpha$ 项说的正是这个）。**注意**：这里的 $\alpha,\beta$ 是同一台机器上共享内存的数字，真实网络的 $\alpha$
 # 大 10–100 倍；模型也忽略了通信与反向计算的重叠、网络拥塞和慢节点 (straggler)。
 
 # %%
