@@ -19,17 +19,17 @@
 # 2. 在一个进程里用多个逻辑设备 (logical device) 复现 TF1 的多卡"塔" (tower) 写法：`ConfigProto(device_count=...)`、
 #    `with aics.device('/CPU:1')`、梯度平均，并在 `RunMetadata` 时间线 (timeline) 上看到设备真的同时在算；
 # 3. 用 MPI (mpi4py) 跑一个真正的多进程数据并行作业：广播 (broadcast) 初始权重、梯度 allreduce，
-#    读懂环形 allreduce (ring-allreduce) 的两个阶段；知道数据并行何时**不**等于单卡大批（BatchNorm），
-#    以及参数服务器 (parameter server) 的同步与异步训练；
-# 4. 用 alpha-beta 通信模型 (latency-bandwidth model) 把本机的测量外推到 1–64 台机器（**这是模型，不是测量**）；
-# 5. 模型并行 (model parallelism)：把网络的层切到不同设备上，用微批 (micro-batch) 流水线 (GPipe) 减少空泡 (bubble)；
-# 6. 实验 (lab)：自己写 ring-allreduce——reduce-scatter 与 allgather 的每一步，再写一个 rank 的 MPI 程序，
+#    读懂环形 allreduce (ring-allreduce) 的两个阶段；
+# 4. 实验 (lab)：自己写 ring-allreduce——reduce-scatter 与 allgather 的每一步，再写一个 rank 的 MPI 程序，
 #    并在真正的多个 MPI 进程上运行它。
 #
-# **运行时间**见下面第一个代码单元的输出（实测；第 5 节和第 8.4 节会真正启动 MPI 作业）。
-# **实验**（自动评分，3 个练习共 10 分）在第 8 节；没做完也能一直运行到底（后面的单元改用参考实现，并会说明）。
+# 下一章 `17-parallelism-models.ipynb` 接着本章：数据并行何时**不**等于单卡大批（BatchNorm）、参数服务器的同步与异步训练、
+# 用 alpha-beta 通信模型外推到更多机器，以及模型并行的 GPipe 流水线。
 #
-# 代码在 `aicslib/distribute/`（towers、MPI 集合通信、launcher、GPipe、通信模型），多设备执行器在
+# **运行时间**见下面第一个代码单元的输出（实测；第 5 节和第 6.4 节会真正启动 MPI 作业）。
+# **实验**（自动评分，3 个练习共 10 分）在第 6 节；没做完也能一直运行到底（后面的单元改用参考实现，并会说明）。
+#
+# 代码在 `aicslib/distribute/`（towers、MPI 集合通信、launcher），多设备执行器在
 # `aicslib/framework/parallel_executor.py`，时间线在 `aicslib/client/timeline.py`（对应 TF 的
 # `tensorflow/python/client/timeline.py`）。
 
@@ -41,18 +41,16 @@ import time
 
 import numpy as np
 import matplotlib.pyplot as plt
-import ipywidgets as widgets
-from IPython.display import display
 from tqdm.auto import tqdm
 
 import aicslib as aics
 from aicslib import flags
 from aicslib.client.timeline import Timeline
-from aicslib.distribute import comm_model, launch, ring, split_batch, average_gradients
+from aicslib.distribute import launch, ring, split_batch, average_gradients
 from aicslib.distribute import train_data_parallel as dp
-from aicslib.distribute.pipeline import Pipeline, Stage, bubble_fraction, gpipe_schedule
 from aicslib.framework.device import DeviceSpec, session_device_count, visible_device_map
 from workbook import grading, run_times
+from workbook.device_timeline import plot_timeline   # device lanes of a traced step (also used by 17)
 
 run_times.show("distributed-training")   # measured by `make test-full`, not typed
 FAST = flags.FAST   # AICS_FAST=1 (CI): smaller models and fewer repeats, same code path
@@ -85,7 +83,7 @@ print("AICS_FAST:", FAST, "| CPU cores:", os.cpu_count())
 # 均值损失 (mean loss) 下，$N$ 份 $B/N$ 的梯度取平均恰好等于整个批的梯度，所以只要每个样本的前向只依赖它自己，
 # 数据并行训练出的模型与单卡用 $B$ 训练的**相同**（只差浮点加法顺序），下面几节都会验证这一点。
 # 用批统计量的层（BatchNorm）是例外：不同步的 BN 让每个副本只用自己 $B/N$ 个样本的统计量，结果就不同了——
-# 第 3 节末尾用一个带 BN 的卷积网络演示，并给出同步 BN 的修复。
+# 下一章 `17-parallelism-models.ipynb` 用一个带 BN 的卷积网络演示，并给出同步 BN 的修复。
 
 # %% [markdown]
 # ## 2. 设备名：TensorFlow 接受的写法
@@ -166,41 +164,13 @@ for a, b in zip(w_single, w_four):
 
 # %% [markdown]
 # 用 `RunOptions(trace_level=FULL_TRACE)` 跑一步，`RunMetadata.step_stats` 里按设备记录了每个节点的开始时间和时长。
-# 下图每条泳道 (lane) 是一个设备：四个塔的前向、反向（MatMul、Tanh……）同时进行；最后 CPU:0 上的
+# 下图（`workbook/device_timeline.py` 的 `plot_timeline`）每条泳道 (lane) 是一个设备：四个塔的前向、反向（MatMul、Tanh……）同时进行；最后 CPU:0 上的
 # `AddN`/`RealDiv`（梯度平均）和 `ResourceApplyGradientDescent`（更新）要等所有塔都完成——这就是串行点。
 #
 # 同一份数据也写成 Chrome 的 trace 格式（与 TF 的 `timeline.Timeline.generate_chrome_trace_format()` 相同），
 # 可以在 Chrome 的 `chrome://tracing` 或 <https://ui.perfetto.dev> 里打开，跨设备的数据流画成箭头。
 
 # %%
-def plot_timeline(step_stats, title, style):
-    """One lane per device, one bar per node over time (µs since the step started), coloured by
-    ``style(node_name) -> (legend label, colour)``: the bars are too narrow to carry their op names,
-    so the colours say what the work is (forward, backward, averaging ...)."""
-    from matplotlib.patches import Patch
-
-    devs = sorted(step_stats.dev_stats, key=lambda d: d.device)
-    legend = {}
-    _, ax = plt.subplots(figsize=(9, 0.6 * len(devs) + 1.3))
-    for lane, d in enumerate(devs):
-        for ns in d.node_stats:
-            label, color = style(ns.node_name)
-            legend[label] = color
-            ax.broken_barh([(ns.all_start_micros, max(ns.all_end_rel_micros, 1))], (lane - 0.4, 0.8),
-                           facecolors=color, edgecolors="black", linewidth=0.2)
-    ax.set_yticks(range(len(devs)))
-    ax.set_yticklabels([d.device for d in devs])
-    ax.invert_yaxis()
-    ax.set_xlim(left=0)
-    ax.set_xlabel("time since step start (µs)")
-    ax.set_ylabel("device")
-    labels = sorted(legend)
-    ax.legend([Patch(facecolor=legend[k], edgecolor="black") for k in labels], labels, fontsize=7,
-              loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(title, fontsize=10)
-    return ax
-
-
 def tower_style(name):
     tab = plt.get_cmap("tab10")
     if not name.startswith("tower_"):
@@ -276,85 +246,6 @@ measured_speedup = step_times[1] / step_times[2]
 print({n: f"{t * 1e3:.1f} ms" for n, t in step_times.items()}, f"| measured speedup with 2 devices: {measured_speedup:.2f}x")
 
 # %% [markdown]
-# ### 数据并行什么时候**不**等于单卡大批：BatchNorm
-#
-# 上面"$N$ 份梯度的平均 = 整个批的梯度"成立，是因为损失是**逐样本**损失的平均：每个样本的前向只依赖它自己。
-# 批归一化 (Batch Normalization, BN) 打破了这一点：训练时它用**批**的均值和方差归一化每个通道，而每个副本只看得到自己的
-# $B/N$ 个样本。于是每个副本算的是"用半个批的统计量归一化"的另一个网络的梯度，平均起来也不等于单卡用整个批的梯度。
-# 修复办法是**同步 BN** (synchronized BN)：各副本先 allreduce 每个通道的 $\sum x$ 和 $\sum x^2$，都用整个批的统计量归一化
-# （反向时这些统计量的梯度同样要跨副本汇总）；TF 2 里是 `tf.keras.layers.BatchNormalization(synchronized=True)`
-# （早先的 `tf.keras.layers.experimental.SyncBatchNormalization`）。
-#
-# 下面用一个带 BN 的小卷积网络（conv → BN → ReLU → 全局平均池化 → 全连接）验证：单卡用整个批、2 个副本各用自己一半的
-# 统计量（不同步）、2 个副本同步 BN，训练几步后比较权重。两半数据的分布故意不同（后一半整体放大、平移——
-# 按文件或类别切分数据时常见）；同步版本在一张图里把两个塔的统计量合起来，自动微分会把统计量的梯度送回两个塔。
-
-# %%
-BN_B, BN_HW, BN_C, BN_STEPS = (16, 8, 4, 3) if FAST else (64, 16, 8, 10)
-Xb = rng.standard_normal((BN_B, BN_HW, BN_HW, 1)).astype(np.float32)
-Xb[BN_B // 2:] = Xb[BN_B // 2:] * 2.0 + 1.0          # the second replica's shard comes from elsewhere
-Yb = rng.integers(0, 3, BN_B).astype(np.int32)
-Kb = (rng.standard_normal((3, 3, 1, BN_C)) * 0.5).astype(np.float32)
-Wb = (rng.standard_normal((BN_C, 3)) * 0.5).astype(np.float32)
-
-
-def train_bn_cnn(replicas, sync, steps=BN_STEPS, lr=0.5):
-    """conv -> BN -> ReLU -> global average pool -> dense on `replicas` towers; BN normalises each tower
-    with its own shard's statistics, or (sync) with the whole batch's. Returns (weights, losses)."""
-    g = aics.Graph()
-    with g.as_default():
-        x = aics.placeholder(aics.float32, Xb.shape)
-        y = aics.placeholder(aics.int32, Yb.shape)
-        k, w = aics.Variable(Kb), aics.Variable(Wb)
-        gamma, beta = aics.Variable(np.ones(BN_C, np.float32)), aics.Variable(np.zeros(BN_C, np.float32))
-        params = [k, w, gamma, beta]
-        xs, ys = split_batch(x, replicas), split_batch(y, replicas)
-        convs = []
-        for i in range(replicas):
-            with aics.device(f"/CPU:{i}"):
-                convs.append(aics.nn.conv2d(xs[i], k, [1, 1, 1, 1], "SAME"))
-        stats = [aics.nn.moments(c, axes=[0, 1, 2]) for c in convs]     # per channel, this shard only
-        if sync:   # all-reduce of the per-channel mean and mean square (equal shards): the whole batch's
-            mean = aics.add_n([m for m, _ in stats]) / replicas
-            mean_sq = aics.add_n([v + aics.square(m) for m, v in stats]) / replicas
-            stats = [(mean, mean_sq - aics.square(mean))] * replicas
-        opt = aics.train.GradientDescentOptimizer(lr)
-        towers, losses = [], []
-        for i, (c, (m, v)) in enumerate(zip(convs, stats)):
-            with aics.device(f"/CPU:{i}"):
-                h = aics.nn.relu(aics.nn.batch_normalization(c, m, v, beta, gamma, 1e-3))
-                logits = aics.matmul(aics.reduce_mean(h, axis=[1, 2]), w)
-                losses.append(aics.reduce_mean(aics.nn.sparse_softmax_cross_entropy_with_logits(labels=ys[i],
-                                                                                                 logits=logits)))
-                towers.append(opt.compute_gradients(losses[-1], params))
-        train = opt.apply_gradients(average_gradients(towers))
-        mean_loss = aics.add_n(losses) / replicas
-        init = aics.global_variables_initializer()
-    with aics.Session(graph=g, config=aics.ConfigProto(device_count={"CPU": replicas})) as s:
-        s.run(init)
-        history = [s.run([mean_loss, train], {x: Xb, y: Yb})[0] for _ in range(steps)]
-        return s.run(params), history
-
-
-bn_runs = {"1 device, whole batch": train_bn_cnn(1, False), "2 replicas, per-replica BN": train_bn_cnn(2, False),
-           "2 replicas, synchronized BN": train_bn_cnn(2, True)}
-bn_ref = bn_runs["1 device, whole batch"][0]
-bn_diff = {name: max(float(np.abs(a - b).max()) for a, b in zip(bn_ref, ws)) for name, (ws, _) in bn_runs.items()}
-for name, d in bn_diff.items():
-    print(f"{name:30}: max |weights - single device| after {BN_STEPS} steps = {d:.2e}")
-assert bn_diff["2 replicas, synchronized BN"] < 1e-5 < 1e-3 < bn_diff["2 replicas, per-replica BN"]
-fig, ax = plt.subplots(figsize=(6, 3))
-for (name, (_, hist)), style in zip(bn_runs.items(), ["o-", "s--", "x:"]):
-    ax.plot(range(1, BN_STEPS + 1), hist, style, label=name)
-ax.set_xticks(range(1, BN_STEPS + 1))
-ax.set_xlabel("training step")
-ax.set_ylabel("training loss (mean cross-entropy)")
-ax.set_title("Data parallelism with BatchNorm: only synchronized BN matches one device", fontsize=9)
-ax.legend(fontsize=7)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
 # ## 4. 多机多卡：MPI 与 ring-allreduce
 #
 # 多台机器没有共享内存，梯度要通过网络交换。MPI (Message Passing Interface) 是超算的通信层，Horovod 也可以用它
@@ -409,7 +300,7 @@ out_path = os.path.join(tempfile.mkdtemp(prefix="aics06-"), "dp.npz")
 mpi_ok = True
 try:
     t0 = time.perf_counter()
-    job = launch.run(dp.__file__, 2, ["--batch", DP_BATCH, "--steps", DP_STEPS, "--out", out_path, "--pingpong"],
+    job = launch.run(dp.__file__, 2, ["--batch", DP_BATCH, "--steps", DP_STEPS, "--out", out_path],
                      capture=True, timeout=120)
     print(f"mpiexec job finished in {time.perf_counter() - t0:.1f}s with exit status {job.returncode}")
     print(job.stdout.strip())
@@ -423,7 +314,6 @@ if mpi_ok:
     with np.load(out_path, allow_pickle=False) as d:
         mpi_weights = [d[f"w{i}"] for i in range(len(w_ref))]
         mpi_losses = d["losses"]
-        pp_bytes, pp_seconds = d["pingpong_bytes"], d["pingpong_seconds"]
     diff = max(float(np.abs(a - b).max()) for a, b in zip(w_ref, mpi_weights))
     print(f"2 ranks x {DP_BATCH // 2} examples vs 1 process x {DP_BATCH}: max weight difference {diff:.2e}")
     assert diff < 1e-5
@@ -435,289 +325,9 @@ if mpi_ok:
     plt.legend()
     plt.tight_layout()
     plt.show()
-else:   # the model below still needs numbers: typical shared-memory values
-    pp_bytes, pp_seconds = np.array([8.0, 262144.0]), np.array([2e-6, 2e-6 + 262144 * 2e-10])
 
 # %% [markdown]
-# ### 另一种多机结构：参数服务器 (parameter server) 与异步训练
-#
-# 5.3 参考答案说多机训练还要"配置不同机器之间的角色"——这指的是 TF1 的**参数服务器**架构：`tf.train.ClusterSpec`
-# 里有两种角色 (job)，`ps`（参数服务器，保存变量）和 `worker`（计算梯度）；`tf.train.replica_device_setter` 把变量放到
-# ps 上、计算放到 worker 上。每个 worker 反复：从 ps **拉取** (pull) 当前参数 → 用自己的小批算梯度 → **推送** (push) 给 ps，
-# ps 收到一个梯度就更新一次。
-#
-# * **同步** (synchronous，TF1 的 `SyncReplicasOptimizer`，或上面的 allreduce)：每步等所有 worker 的梯度到齐再更新——
-#   结果与大批训练相同，但每一步都要等**最慢**的 worker（慢节点 straggler）。
-# * **异步** (asynchronous，TF1 参数服务器的默认)：没有全局的串行点，谁算完谁更新，worker 之间从不互相等待；
-#   代价是**陈旧梯度** (stale gradient)：一个 worker 拉取参数之后，别的 worker 可能已经更新了好几次，它的梯度是在旧参数上算的。
-#   陈旧度大约是 worker 数，学习率大时训练会发散。
-#
-# 下面是一个小模拟（线性回归，SGD；时间是模拟的，不是测量）：8 个 worker，每个梯度约花 1 个时间单位，
-# 其中 worker 0 慢 3 倍。同步版本每步取 8 个小批梯度的平均；异步版本每收到一个梯度就更新一次。
-
-# %%
-PS_WORKERS, PS_ROUNDS, PS_D, PS_N = 8, (40 if FAST else 120), 20, 2048
-ps_rng = np.random.default_rng(3)
-Xps = ps_rng.standard_normal((PS_N, PS_D))
-yps = Xps @ ps_rng.standard_normal(PS_D) + 0.1 * ps_rng.standard_normal(PS_N)
-
-
-def ps_loss(w):
-    return float(np.mean((Xps @ w - yps) ** 2))
-
-
-def ps_grad(w, g, batch=32):
-    idx = g.integers(0, PS_N, batch)
-    return 2 * Xps[idx].T @ (Xps[idx] @ w - yps[idx]) / batch
-
-
-def compute_time(worker, g):
-    """Simulated seconds for one gradient: about 1, worker 0 (a straggler) about 3."""
-    return g.lognormal(0.0, 0.2) * (3.0 if worker == 0 else 1.0)
-
-
-def synchronous_sgd(lr, rounds=PS_ROUNDS):
-    g, w, t = np.random.default_rng(1), np.zeros(PS_D), 0.0
-    curve = [(t, ps_loss(w))]
-    for _ in range(rounds):
-        t += max(compute_time(k, g) for k in range(PS_WORKERS))           # everyone waits for the slowest
-        w = w - lr * np.mean([ps_grad(w, g) for _ in range(PS_WORKERS)], axis=0)
-        curve.append((t, ps_loss(w)))
-    return np.array(curve)
-
-
-def asynchronous_sgd(lr, updates=PS_ROUNDS * PS_WORKERS):
-    """The server applies each pushed gradient at once; a gradient's staleness = updates since its pull."""
-    import heapq
-
-    g, w, version = np.random.default_rng(1), np.zeros(PS_D), 0
-    curve, staleness = [(0.0, ps_loss(w))], []
-    running = [(compute_time(k, g), k, w.copy(), 0) for k in range(PS_WORKERS)]    # (done at, worker, pulled w, version)
-    heapq.heapify(running)
-    while version < updates:
-        t, k, pulled, pulled_version = heapq.heappop(running)
-        w = w - lr * ps_grad(pulled, g)                 # computed on the weights the worker pulled
-        staleness.append(version - pulled_version)
-        version += 1
-        curve.append((t, min(ps_loss(w), 1e6)))
-        heapq.heappush(running, (t + compute_time(k, g), k, w.copy(), version))
-    return np.array(curve), np.array(staleness)
-
-
-ps_runs = {f"synchronous, lr {lr}": (synchronous_sgd(lr), None) for lr in (0.05, 0.2)}
-ps_runs.update({f"asynchronous, lr {lr}": asynchronous_sgd(lr) for lr in (0.05, 0.2)})
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
-for name, (curve, _) in ps_runs.items():
-    ax1.plot(curve[:, 0], curve[:, 1], "--" if name.startswith("asyn") else "-", label=name)
-ax1.set_yscale("log")
-ax1.set_xlabel("simulated time (one gradient ≈ 1 unit)")
-ax1.set_ylabel("training loss (MSE, log scale; capped at 1e6)")
-ax1.set_title(f"{PS_WORKERS} workers, worker 0 three times slower", fontsize=9)
-ax1.legend(fontsize=7)
-stale = ps_runs["asynchronous, lr 0.05"][1]
-ax2.hist(stale, bins=np.arange(stale.max() + 2) - 0.5, edgecolor="black")
-ax2.set_xlabel("staleness (server updates between pull and push)")
-ax2.set_ylabel("number of gradients")
-ax2.set_title(f"asynchronous: mean staleness {stale.mean():.1f} with {PS_WORKERS} workers", fontsize=9)
-plt.tight_layout()
-plt.show()
-for name, (curve, _) in ps_runs.items():
-    print(f"{name:24}: loss {curve[-1, 1]:.3g} at simulated time {curve[-1, 0]:.0f}")
-
-# %% [markdown]
-# 图上：同步训练每一步都被慢节点拖住（同样的时间里更新次数少），但它等价于大批训练，学习率大一些也稳定；
-# 异步训练不等人，小学习率时在同样的时间里下降得更快，但梯度平均陈旧约 $N-1$ 步，学习率一大就发散。
-# 这就是为什么今天的大规模训练多用同步 allreduce（加上处理慢节点的办法），而参数服务器主要留在稀疏、超大嵌入表的场景。
-
-# %% [markdown]
-# ## 6. Alpha-beta 通信模型：外推到 1–64 台机器（模型，不是测量）
-#
-# 发一条 $n$ 字节的消息耗时 $\alpha + n\beta$：$\alpha$ 是延迟 (latency)，$\beta$ 是每字节时间（带宽的倒数）。
-# ring-allreduce 发 $2(p-1)$ 条 $n/p$ 字节的消息：
-#
-# $$T_\text{allreduce}(n,p) = 2(p-1)\alpha + \frac{2(p-1)}{p} n\beta .$$
-#
-# 固定全局批大小时，一步的时间 $T(p) = T_c/p + T_\text{allreduce} + T_\text{update}$，加速比 $S(p)=T(1)/T(p)$。
-# 下面用上一节 2 个 rank 之间实测的消息时间拟合 $\alpha,\beta$，用单进程实测的计算时间作 $T_c$，
-# 画出模型预测的加速比。**注意**：这里的 $\alpha,\beta$ 是同一台机器上共享内存的数字，真实网络的 $\alpha$
-# 大 10–100 倍；模型也忽略了通信与反向计算的重叠、网络拥塞和慢节点 (straggler)。
-
-# %%
-alpha, beta = comm_model.fit_alpha_beta(pp_bytes, pp_seconds)
-_, _, dp_timings = dp.train(DP_BATCH, 3)
-t_compute = float(np.median(dp_timings[:, 0]))
-model_bytes = sum(w.nbytes for w in w_ref)
-print(f"fitted alpha = {alpha * 1e6:.1f} us, beta = {beta * 1e9:.3f} ns/byte ({1 / max(beta, 1e-15) / 1e9:.2f} GB/s); "
-      f"T_c = {t_compute * 1e3:.2f} ms for {model_bytes} bytes of gradients")
-ranks = np.array([1, 2, 4, 8, 16, 32, 64])
-
-
-def modelled_speedups(t_c, nbytes, a, b):
-    return comm_model.speedup(t_c, nbytes, ranks, a, b)
-
-
-fig, ax = plt.subplots(figsize=(6, 3.5))
-ax.plot(ranks, ranks, "k:", label="ideal (linear)")
-ax.plot(ranks, modelled_speedups(t_compute, model_bytes, alpha, beta), "o-",
-        label="MODEL: this MLP, fitted alpha/beta")
-ax.plot(ranks, modelled_speedups(0.1, 100e6, 20e-6, 1 / 10e9), "s-",
-        label="MODEL: 100 MB model, 10 GB/s network, T_c = 100 ms")
-ax.plot([2], [measured_speedup], "r*", ms=12, label="MEASURED here: 2 in-process devices (section 3)")
-ax.set_xscale("log", base=2)
-ax.set_yscale("log", base=2)
-ax.set_xlabel("machines (ranks)")
-ax.set_ylabel("speedup T(1)/T(p)")
-ax.set_title("Alpha-beta model (extrapolation, not measurement)")
-ax.legend(fontsize=7)
-plt.tight_layout()
-plt.show()
-assert comm_model.speedup(1.0, 0, 8, 0.0, 0.0) == 8.0
-
-# %% [markdown]
-# 拖动滑块：模型越大（通信越多）、网络越慢（$\beta$ 越大）、计算越少，加速比越早"封顶"甚至下降。
-
-# %%
-speedup_out = widgets.Output()
-_slider = dict(base=10, readout_format=".2g", style={"description_width": "initial"},
-               layout=widgets.Layout(width="680px"))
-alpha_slider = widgets.FloatLogSlider(value=20e-6, min=-7, max=-2, description="latency alpha (seconds per message)",
-                                      **_slider)
-bw_slider = widgets.FloatLogSlider(value=10e9, min=7, max=11, description="bandwidth 1/beta (bytes per second)",
-                                   **_slider)
-size_slider = widgets.FloatLogSlider(value=100e6, min=4, max=10, description="gradient size n (bytes)", **_slider)
-tc_slider = widgets.FloatLogSlider(value=0.1, min=-4, max=1, description="compute time T_c on 1 machine (seconds)",
-                                   **_slider)
-
-
-def draw_speedup(*_):
-    with speedup_out:
-        speedup_out.clear_output(wait=True)
-        s = modelled_speedups(tc_slider.value, size_slider.value, alpha_slider.value, 1 / bw_slider.value)
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.plot(ranks, ranks, "k:", label="ideal")
-        ax.plot(ranks, s, "o-", label="MODEL")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
-        ax.set_xlabel("machines (ranks)")
-        ax.set_ylabel("modelled speedup T(1)/T(p)")
-        ax.set_title(f"alpha {alpha_slider.value * 1e6:.3g} µs, {bw_slider.value / 1e9:.3g} GB/s, "
-                     f"{size_slider.value / 1e6:.3g} MB, T_c {tc_slider.value * 1e3:.3g} ms\n"
-                     f"best: {s.max():.1f}x at {ranks[int(np.argmax(s))]} machines", fontsize=8)
-        ax.legend(fontsize=7)
-        plt.tight_layout()
-        plt.show()
-
-
-for w in (alpha_slider, bw_slider, size_slider, tc_slider):
-    w.observe(draw_speedup, names="value")
-display(widgets.VBox([alpha_slider, bw_slider, size_slider, tc_slider, speedup_out]))
-draw_speedup()
-
-# %% [markdown]
-# ## 7. 模型并行与 GPipe 流水线
-#
-# 模型太大、一张卡放不下时，把网络的层切成几段 (stage)，第 $s$ 段放在第 $s$ 个设备上。朴素地跑，同一时刻只有
-# 一个设备在工作。GPipe 把批切成 $M$ 个微批：第 2 段处理微批 0 时，第 1 段已经在算微批 1；反向时梯度沿相反方向流动；
-# 每段把各微批的权重梯度**累加**，最后更新一次，所以结果与不切分的网络完全相同。
-# 流水线"灌满"和"排空"时设备空闲，这段时间叫空泡 (bubble)，占比 $\frac{S-1}{M+S-1}$（$S$ 段，各段耗时相同）。
-
-# %%
-fig, axes = plt.subplots(2, 1, figsize=(8, 4), sharex=True)
-for ax, M in zip(axes, [1, 4]):
-    sched = gpipe_schedule(3, M, forward_time=1.0, backward_time=2.0)
-    for s, kind, m, a, b in sched:
-        ax.broken_barh([(a * 4 / (M + 2), (b - a) * 4 / (M + 2))], (s - 0.4, 0.8),
-                       facecolors=plt.get_cmap("tab10")(m), edgecolors="black", alpha=1.0 if kind == "F" else 0.55)
-        ax.text((a + b) / 2 * 4 / (M + 2), s, f"{kind}{m}", ha="center", va="center", fontsize=7)
-    ax.set_yticks(range(3))
-    ax.set_yticklabels([f"stage {s} (/CPU:{s})" for s in range(3)])
-    ax.invert_yaxis()
-    ax.set_title(f"M = {M} micro-batch(es): bubble = {bubble_fraction(3, M):.0%} of the time (same total work)",
-                 fontsize=9)
-axes[-1].set_xlabel("time (one full batch's forward = 1 unit per stage)")
-from matplotlib.patches import Patch
-
-fig.legend([Patch(facecolor="lightgray", edgecolor="black"), Patch(facecolor="lightgray", edgecolor="black", alpha=0.55)]
-           + [Patch(facecolor=plt.get_cmap("tab10")(m)) for m in range(4)],
-           ["F = forward (solid)", "B = backward (pale)"] + [f"micro-batch {m}" for m in range(4)],
-           loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# `Pipeline` 把这套调度写成图：第 $s$ 段的前向和反向都在 `with aics.device(f'/CPU:{s}')` 下，反向用
-# `aics.gradients(本段输出, [本段输入] + 本段变量, grad_ys=后一段传回的梯度)`。会话的多设备执行器按依赖关系
-# 驱动三个设备线程，时间线上就能看到流水线和空泡。先验证它与不切分的网络相等：
-
-# %%
-PIPE_B, PIPE_W = (32, 64) if FAST else (128, 256)
-Xp = rng.standard_normal((PIPE_B, PIPE_W)).astype(np.float32)
-Yp = rng.standard_normal((PIPE_B, 4)).astype(np.float32)
-Wp = [(rng.standard_normal(s) * 0.2).astype(np.float32) for s in [(PIPE_W, PIPE_W), (PIPE_W, PIPE_W), (PIPE_W, 4)]]
-
-
-def run_mlp(split, micro_batches=4, trace=False):
-    g = aics.Graph()
-    with g.as_default():
-        x = aics.placeholder(aics.float32, [PIPE_B, PIPE_W])
-        y = aics.placeholder(aics.float32, [PIPE_B, 4])
-        ws = [aics.Variable(w) for w in Wp]
-        layers = [lambda h, w=ws[0]: aics.tanh(aics.matmul(h, w)),
-                  lambda h, w=ws[1]: aics.tanh(aics.matmul(h, w)),
-                  lambda h, w=ws[2]: aics.matmul(h, w)]
-
-        def mse(pred, target):
-            return aics.reduce_mean(aics.square(pred - target))
-        if split:
-            loss, gv = Pipeline([Stage(f, [w]) for f, w in zip(layers, ws)],
-                                num_micro_batches=micro_batches).build(x, y, mse)
-        else:
-            h = x
-            for f in layers:
-                h = f(h)
-            loss = mse(h, y)
-            gv = list(zip(aics.gradients(loss, ws), ws))
-        fetches = [loss] + [gr for gr, _ in gv]
-        with aics.Session(config=aics.ConfigProto(device_count={"CPU": 3})) as s:
-            s.run(aics.global_variables_initializer())
-            s.run(fetches, {x: Xp, y: Yp})
-            md = aics.RunMetadata()
-            out = s.run(fetches, {x: Xp, y: Yp}, options=aics.RunOptions(trace_level=3) if trace else None,
-                        run_metadata=md)
-    return out, md
-
-
-ref_out, _ = run_mlp(False)
-pipe_out, pipe_md = run_mlp(True, micro_batches=4, trace=True)
-for a, b in zip(ref_out, pipe_out):
-    assert np.allclose(a, b, rtol=1e-5, atol=1e-6)
-print("GPipe (3 stages, 4 micro-batches) == unsplit network: loss", float(pipe_out[0]),
-      "| max gradient difference", max(float(np.abs(a - b).max()) for a, b in zip(ref_out[1:], pipe_out[1:])))
-
-
-def pipeline_style(name):
-    """Forward of micro-batch m in a dark shade, its backward in the light one (tab20's pairs)."""
-    for kind, shade, what in (("/fwd_mb", 0, "forward"), ("/bwd_mb", 1, "backward")):
-        if kind in name:
-            m = int(name.split(kind)[1].split("/")[0])
-            return f"{what}, micro-batch {m}", plt.get_cmap("tab20")(2 * m + shade)
-    if "accumulate" in name:
-        return "accumulate weight gradients", "dimgray"
-    return "loss, inputs, split", "lightgray"
-
-
-plot_timeline(pipe_md.step_stats, "GPipe, measured: 3 stages on 3 logical devices, 4 micro-batches (gaps = bubbles)",
-              pipeline_style)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# 跨机器时，每一段就是一个进程：`aicslib/distribute/pipeline_mpi.py` 的 `pipeline_step` 让 rank $s$ 运行第 $s$ 段，
-# 激活值和它的梯度作为 MPI 消息在相邻 rank 之间传递（调度与上面相同）；`tests/distribute/test_distribute.py` 用 3 个进程验证它
-# 与不切分的网络相等。
-
-# %% [markdown]
-# ## 8. 实验 (lab)：自己写 ring-allreduce（3 + 3 + 4 分）
+# ## 6. 实验 (lab)：自己写 ring-allreduce（3 + 3 + 4 分）
 #
 # 回忆第 4 节：$p$ 个 rank 排成环，每个 rank 把自己的数组按 `ring.chunk_bounds(n, p)`（与 `np.array_split` 相同，
 # $n$ 不一定能被 $p$ 整除）切成 $p$ 块。每一步里**所有** rank 同时把一块发给右邻居 $(r+1) \bmod p$、
@@ -729,13 +339,13 @@ plt.show()
 # | allgather（$p-1$ 步） | 块 $(r+1-s) \bmod p$（已完整） | 块 $(r-s) \bmod p$ | **覆盖**自己的这一块 | 每个 rank 持有所有完整的块 |
 #
 # 实验分三部分：先在一个进程里模拟 $p$ 个 rank（`buffers[r]` 是 rank $r$ 的缓冲区），一步一步地写两个阶段；
-# 再写**一个 rank** 的完整程序，只用 MPI 的点对点消息；最后（8.4）把你的程序放到真正的 MPI 进程上运行。
+# 再写**一个 rank** 的完整程序，只用 MPI 的点对点消息；最后（6.4）把你的程序放到真正的 MPI 进程上运行。
 # 测试在**每一步之后**检查每个 rank 的缓冲区（或每条消息）是否等于环形算法走到这一步时的状态，
 # 所以在第 0 步就把整个阶段算完是不得分的；直接调用 aicslib 自己的实现（`ring.reduce_scatter_step`、
 # `ring.allgather_step`、`ring.ring_allreduce`）或 MPI 自带的 `Allreduce` 也不得分。
 
 # %% [markdown]
-# ### 8.1 reduce-scatter 的一步（3 分）
+# ### 6.1 reduce-scatter 的一步（3 分）
 #
 # 实现 `my_reduce_scatter_step(buffers, step)`：**就地 (in place)** 完成第 `step` 步——每个 rank $r$ 把从左邻居收到的
 # 第 $(r-\text{step}-1) \bmod p$ 块加到自己的这一块上；这一步里其他块都不变。
@@ -775,7 +385,7 @@ with grading.exercise("my_reduce_scatter_step"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### 8.2 allgather 的一步（3 分）
+# ### 6.2 allgather 的一步（3 分）
 #
 # reduce-scatter 结束后，rank $r$ 持有块 $(r+1) \bmod p$ 的完整和。实现 `my_allgather_step(buffers, step)`：就地完成
 # allgather 的第 `step` 步——每个 rank $r$ 用左邻居（这一步之前）的第 $(r-\text{step}) \bmod p$ 块**覆盖**自己的这一块。
@@ -783,7 +393,7 @@ with grading.exercise("my_reduce_scatter_step"):
 
 # %% nbgrader={"grade": false, "grade_id": "my_allgather_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def my_allgather_step(buffers, step):
-    """Allgather step `step` (0 .. p-2) of ring-allreduce, in place on `buffers` (as in 8.1, after the
+    """Allgather step `step` (0 .. p-2) of ring-allreduce, in place on `buffers` (as in 6.1, after the
     whole reduce-scatter): every rank r receives one complete chunk from its left neighbour and
     overwrites its own copy of that chunk with it. Returns nothing."""
     p = len(buffers)
@@ -811,7 +421,7 @@ with grading.exercise("my_allgather_step"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### 8.3 一个 rank 的完整程序：MPI 点对点消息（4 分）
+# ### 6.3 一个 rank 的完整程序：MPI 点对点消息（4 分）
 #
 # 真实的作业里每个 rank 是一个进程，只有**自己的**缓冲区。实现 `my_ring_allreduce(comm, x)`：rank
 # `comm.Get_rank()`（共 `comm.Get_size()` 个）先做 $p-1$ 步 reduce-scatter、再做 $p-1$ 步 allgather，返回所有 rank 的
@@ -820,7 +430,7 @@ with grading.exercise("my_allgather_step"):
 # `recvbuf` 是一个大小等于收到的块的 NumPy 数组。
 #
 # 测试在一个进程里用线程模拟 $p$ 个 rank（通信器只提供 `Get_rank`、`Get_size`、`Sendrecv`、`Send`、`Recv`），
-# 检查每个 rank **每一步发出的消息**（哪一块、当时的值），再检查结果。8.4 会把这个函数的源代码交给真正的 MPI
+# 检查每个 rank **每一步发出的消息**（哪一块、当时的值），再检查结果。6.4 会把这个函数的源代码交给真正的 MPI
 # 进程运行，所以函数里只能用 `np`、`ring.chunk_bounds` 和它自己的变量。
 
 # %% nbgrader={"grade": false, "grade_id": "my_ring_allreduce", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -829,7 +439,7 @@ def my_ring_allreduce(comm, x):
     rank's `x` (x's shape and dtype), leaving `x` unchanged. Only point-to-point messages:
     comm.Sendrecv(send_array, dest=right, recvbuf=receive_array, source=left), one per step,
     p-1 reduce-scatter steps then p-1 allgather steps. Uses only np and ring.chunk_bounds (the
-    source is shipped to the MPI ranks in 8.4)."""
+    source is shipped to the MPI ranks in 6.4)."""
     p, r = comm.Get_size(), comm.Get_rank()
     buf = np.array(x, copy=True).reshape(-1)
     bounds = ring.chunk_bounds(buf.size, p)
@@ -864,12 +474,12 @@ with grading.exercise("my_ring_allreduce"):
     ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### 8.4 在真正的 MPI 进程上运行你的 ring-allreduce
+# ### 6.4 在真正的 MPI 进程上运行你的 ring-allreduce
 #
 # 笔记本里定义的函数不能被别的进程 import，所以 `aicslib/distribute/run_function.py` 把它的**源代码**写进一个文件，
 # 用第 5 节的启动器 (`launch.run`，即 `mpiexec`) 启动 $p$ 个 rank；每个 rank 执行这段源代码，用真正的
 # `MPI.COMM_WORLD` 调用它，rank 0 收集所有结果。下面把每个 rank 的结果与单进程的 `np.sum` 比较
-# （8.3 还没通过时用参考实现，并会说明）：
+# （6.3 还没通过时用参考实现，并会说明）：
 
 # %%
 import inspect
@@ -906,12 +516,8 @@ except launch.LaunchError as e:
 #   卡间总线，还是机器间网络。
 # * 单机多卡在 TF1 里是"塔"：每个设备一份图，共享变量，`average_gradients` 后 `apply_gradients` 一次；
 #   `RunMetadata` 时间线显示各设备同时计算、在梯度平均处汇合。
-# * 多机多卡用 MPI：启动时广播初始权重，每步 allreduce 梯度。ring-allreduce 每个 rank 只发 $2(p-1)/p\cdot n$ 个数；
-#   它的代价用 alpha-beta 模型估计，模型显示通信（尤其延迟 $\alpha$ 和大模型的 $n\beta$）最终限制了加速比。
-#   实验里你自己写了它的两个阶段和一个 rank 的 MPI 程序，并在真正的多个 MPI 进程上得到与单进程求和相同的结果。
-# * "数据并行 = 单卡大批"只对逐样本的损失成立：BatchNorm 用批统计量，不同步时每个副本只看到自己的 $B/N$ 个样本，
-#   结果不同；同步 BN 把统计量 allreduce 后才相等。
-# * 多机的另一种结构是参数服务器（ps 与 worker 两种角色）：同步时等最慢的 worker，异步时不等人但梯度陈旧，
-#   学习率大时会发散。
-# * 模型并行把层切到不同设备上；GPipe 用微批流水线把空泡从 $\frac{S-1}{S}$ 降到 $\frac{S-1}{M+S-1}$，
-#   权重梯度在微批间累加，结果与不切分的网络相同。
+# * 多机多卡用 MPI：启动时广播初始权重，每步 allreduce 梯度。ring-allreduce 每个 rank 只发 $2(p-1)/p\cdot n$ 个数，
+#   几乎与 $p$ 无关。实验里你自己写了它的两个阶段和一个 rank 的 MPI 程序，并在真正的多个 MPI 进程上得到与单进程求和相同的结果。
+#
+# 下一章 `17-parallelism-models.ipynb`：BatchNorm 让数据并行不再等于单卡大批（以及同步 BN）、参数服务器的同步与异步训练、
+# 用 alpha-beta 模型估计 allreduce 的代价和加速比，以及把层切到不同设备上的模型并行（GPipe 流水线）。
