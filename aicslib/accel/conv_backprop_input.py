@@ -65,8 +65,10 @@ def conv2d_backprop_input_gemm(dy, w, input_shape, strides=(1, 1), padding="VALI
 IM2COL_PIXELS_PER_WEIGHT = 64
 
 #: A strided input gradient (dilation 1) runs by phases (``conv_strided.py``: one stride-1
-#: im2col conv per phase, written straight into ``dx``) from this many elements of ``dx`` up;
-#: below, the phases' separate calls cost more than GEMM + col2im's scatter-adds
+#: im2col conv per phase, written straight into ``dx``) from this many elements of ``dx`` up,
+#: when the filter has no more output than input channels (K <= C: the phases' GEMMs are
+#: C wide, GEMM + col2im's 9C wide); otherwise GEMM + col2im: below the size the phases'
+#: separate calls cost more than its scatter-adds, and with K > C its one wide GEMM wins
 #: (benchmarks/README.md, "Strided Conv2DBackpropInput").
 PHASES_MIN_ELEMENTS = 1 << 17
 
@@ -84,7 +86,7 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
     F(4x4, 3x3) where :func:`~.conv_policy.winograd_tile_size` says so; an explicit
     ``"winograd"`` is F(2x2, 3x3)), else with the C SGEMM im2col on inputs of at
     least ``C * K / IM2COL_PIXELS_PER_WEIGHT`` pixels; stride > 1 -> by phases when ``dx`` has at
-    least ``PHASES_MIN_ELEMENTS`` elements and the dilation is 1; otherwise GEMM + col2im.
+    least ``PHASES_MIN_ELEMENTS`` elements, ``K <= C`` and the dilation is 1; otherwise GEMM + col2im.
     """
     requested = algorithm if algorithm not in (None, "auto") else None
     dy, w = as_floats(dy, w)
@@ -97,7 +99,8 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
     dilated = (g["dh"], g["dw"]) != (1, 1)
     if algo == "auto":
         algo = "gemm"
-        if pads is None and not dilated and g["N"] * g["H"] * g["W"] * g["C"] >= PHASES_MIN_ELEMENTS:
+        if (pads is None and not dilated and g["K"] <= g["C"]
+                and g["N"] * g["H"] * g["W"] * g["C"] >= PHASES_MIN_ELEMENTS):
             algo = "phases"
         elif pads is not None:
             forward_rule = choose_conv2d_algorithm(rot_shape, (1, 1), (g["dh"], g["dw"]), dy.shape)

@@ -62,5 +62,5 @@ def conv2d_backprop_input_phases(dy, w, input_shape, strides=(1, 1), padding="VA
                 continue
             # the flipped sub-filter with in/out channels swapped: (th, tw, K, C)
             w_phase = np.ascontiguousarray(w[a::sh, b::sw][::-1, ::-1].transpose(0, 1, 3, 2))
-            target[...] = conv2d_im2col(dy[:, r0:r1, c0:c1], w_phase, (1, 1), [(pt, pb), (pl, pr)])
+            conv2d_im2col(dy[:, r0:r1, c0:c1], w_phase, (1, 1), [(pt, pb), (pl, pr)], out=target)
     return dx

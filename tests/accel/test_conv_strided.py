@@ -103,6 +103,10 @@ def test_dispatch_runs_phases_for_big_strided_gradients_and_refuses_dilation(mon
     rng = np.random.default_rng(1)
     big = (1, 64, 64, 32)                       # 128K elements: the threshold
     assert np.prod(big) >= fcgi.PHASES_MIN_ELEMENTS
+    wide = rng.standard_normal((3, 3, 32, 64)).astype(np.float32)   # K > C: GEMM + col2im
+    gw = conv_geometry(big, wide.shape, (2, 2), "SAME")
+    fcgi.conv2d_backprop_input(np.ones((1, gw["Ho"], gw["Wo"], 64), np.float32), wide, big, (2, 2), "SAME")
+    assert calls == []
     w = rng.standard_normal((3, 3, 32, 8)).astype(np.float32)
     g = conv_geometry(big, w.shape, (2, 2), "SAME")
     dy = rng.standard_normal((1, g["Ho"], g["Wo"], 8)).astype(np.float32)
