@@ -18,7 +18,6 @@ within stated tolerances (bit for bit where said):
 ``depthwise.py``               DepthwiseConv2dNative and its backprops: C, or NumPy by blocks
 ``pooling.py``                 MaxPoolGrad in C
 ``matmul.py``                  MatMul with its BLAS threads chosen by size
-``training_ops.py``            ResourceApplyMomentum without a temporary per step
 ``fused_output_stage.py``      _FusedConv2D / _FusedMatMul / _FusedDepthwiseConv2dNative
 ``fused_elementwise.py``       _FusedElementwise in cache-sized tiles
 ``work_sharder.py``            threads, blocks, scratch buffers, the GEMM (C SGEMM or BLAS)
@@ -41,7 +40,7 @@ from .. import flags
 from . import native_loader
 from .native_loader import active_isa, set_isa, supported_isas  # noqa: F401
 from .registration import enabled, set_enabled, use_accel  # noqa: F401
-from . import conv_kernels, depthwise, fused_elementwise, fused_output_stage, matmul, pooling, training_ops  # noqa: F401,E501
+from . import conv_kernels, depthwise, fused_elementwise, fused_output_stage, matmul, pooling  # noqa: F401
 
 if flags.ACCEL:
     native_loader.report_missing()

@@ -17,8 +17,7 @@ from ..framework.kernel_registry import register_kernel
 FLOAT = {"T": [float16, bfloat16, float32, float64]}
 
 
-def check_update_shapes(op, var, grad, *slots):
-    """The variable's value, after TF's checks that grad and every slot have its shape."""
+def _check(op, var, grad, *slots):
     v = var.read()
     if v.shape != grad.shape:
         raise InvalidArgumentError(
@@ -42,16 +41,16 @@ def _store(storage, value, dtype):
 @register_kernel("ResourceApplyGradientDescent", type_constraint=FLOAT)
 def _apply_gradient_descent(var, alpha, delta):
     with var.lock:
-        check_update_shapes("ResourceApplyGradientDescent", var, delta)
+        _check("ResourceApplyGradientDescent", var, delta)
         w = var.writable_value()      # in place unless a snapshot of w is still held
         w -= alpha * delta
         var.store_updated(w)
 
 
 @register_kernel("ResourceApplyMomentum", type_constraint=FLOAT)
-def apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+def _apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
     with var.lock:
-        check_update_shapes("ResourceApplyMomentum", var, grad, accum)
+        _check("ResourceApplyMomentum", var, grad, accum)
         a = accum.writable_value()
         a *= momentum
         a += grad                     # accum = accum * momentum + grad
@@ -68,7 +67,7 @@ def apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
 def _apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
                 use_nesterov=False):
     with var.lock:
-        check_update_shapes("ResourceApplyAdam", var, grad, m, v)
+        _check("ResourceApplyAdam", var, grad, m, v)
         w = var.writable_value()
         dt = w.dtype
         one = dt.type(1)
@@ -89,7 +88,7 @@ def _apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, 
 @register_kernel("ResourceApplyAdagrad", type_constraint=FLOAT)
 def _apply_adagrad(var, accum, lr, grad, update_slots=True):
     with var.lock:
-        w = check_update_shapes("ResourceApplyAdagrad", var, grad, accum)
+        w = _check("ResourceApplyAdagrad", var, grad, accum)
         a = accum.read()
         if update_slots:
             a = a + grad * grad
@@ -100,7 +99,7 @@ def _apply_adagrad(var, accum, lr, grad, update_slots=True):
 @register_kernel("ResourceApplyAdadelta", type_constraint=FLOAT)
 def _apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad):
     with var.lock:
-        w = check_update_shapes("ResourceApplyAdadelta", var, grad, accum, accum_update)
+        w = _check("ResourceApplyAdadelta", var, grad, accum, accum_update)
         one = w.dtype.type(1)
         a = accum.read() * rho + grad * grad * (one - rho)
         au = accum_update.read()
@@ -114,7 +113,7 @@ def _apply_adadelta(var, accum, accum_update, lr, rho, epsilon, grad):
 @register_kernel("ResourceApplyRMSProp", type_constraint=FLOAT)
 def _apply_rmsprop(var, ms, mom, lr, rho, momentum, epsilon, grad):
     with var.lock:
-        w = check_update_shapes("ResourceApplyRMSProp", var, grad, ms, mom)
+        w = _check("ResourceApplyRMSProp", var, grad, ms, mom)
         one = w.dtype.type(1)
         ms_new = ms.read() + (grad * grad - ms.read()) * (one - rho)
         mom_new = mom.read() * momentum + lr * grad / np.sqrt(ms_new + epsilon)
@@ -126,7 +125,7 @@ def _apply_rmsprop(var, ms, mom, lr, rho, momentum, epsilon, grad):
 @register_kernel("ResourceApplyCenteredRMSProp", type_constraint=FLOAT)
 def _apply_centered_rmsprop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad):
     with var.lock:
-        w = check_update_shapes("ResourceApplyCenteredRMSProp", var, grad, mg, ms, mom)
+        w = _check("ResourceApplyCenteredRMSProp", var, grad, mg, ms, mom)
         one = w.dtype.type(1)
         ms_new = ms.read() + (grad * grad - ms.read()) * (one - rho)
         mg_new = mg.read() + (grad - mg.read()) * (one - rho)
