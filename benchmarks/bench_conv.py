@@ -306,7 +306,9 @@ def candidates(x, w, strides, padding, depthwise, tiny):
     for a in algos:
         out.append(("forward", a, lambda a=a: co.conv2d(x, w, strides, padding, dil, algorithm=a)))
     out.append(("forward", "auto", lambda: co.conv2d(x, w, strides, padding, dil, algorithm="auto")))
-    bi_algos = (["direct"] if tiny else []) + ["gemm"] + (["im2col", "winograd"] if wino else [])
+    strided = tuple(strides) != (1, 1)
+    bi_algos = ((["direct"] if tiny else []) + ["gemm"] + (["im2col", "winograd"] if wino else [])
+                + (["phases"] if strided else []))
     for a in bi_algos:
         out.append(("backprop_input", a, lambda a=a: cgi.conv2d_backprop_input(
             dy, w, x.shape, strides, padding, dil, algorithm=a)))
