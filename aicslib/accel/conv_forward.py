@@ -45,7 +45,8 @@ def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block
             and (out is None or out.flags.c_contiguous)):
         y = np.empty((N, Ho, Wo, K), x.dtype) if out is None else out
         sharded_matmul(x.reshape(-1, C), w2, y.reshape(-1, K))
-        return epilogue_by_rows(epilogue, y.reshape(-1, K)).reshape(N, Ho, Wo, K)
+        epilogue_by_rows(epilogue, y.reshape(-1, K))
+        return y
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
     y = np.empty((N, Ho, Wo, K), dtype=x.dtype) if out is None else out
 

@@ -140,3 +140,22 @@ def test_gradient_tape_through_a_strided_conv_runs_phases_and_matches_the_loops(
     assert calls == [1]
     np.testing.assert_allclose(dx.numpy(), conv2d_backprop_input_direct(dy, w, x.shape, (2, 2), "SAME"),
                                rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("kernel,strides", [((3, 3), (1, 1)), ((1, 1), (1, 1)), ((3, 3), (2, 2))])
+def test_im2col_writes_into_a_given_output_even_a_strided_view(kernel, strides):
+    from aicslib.accel.conv_forward import conv2d_im2col
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((3, 9, 8, 5)).astype(np.float32)
+    w = rng.standard_normal((*kernel, 5, 4)).astype(np.float32)
+    want = conv2d_im2col(x, w, strides, "SAME")
+    big = np.full((3, 2 * want.shape[1], 2 * want.shape[2], 4), np.nan, np.float32)
+    view = big[:, ::2, ::2]                     # every other pixel: not contiguous
+    assert conv2d_im2col(x, w, strides, "SAME", out=view) is view
+    np.testing.assert_array_equal(view, want)
+    assert np.isnan(big[:, 1::2]).all()         # the pixels between are untouched
+    out = np.empty_like(want)
+    assert conv2d_im2col(x, w, strides, "SAME", out=out) is out
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(ValueError, match="out must be"):
+        conv2d_im2col(x, w, strides, "SAME", out=np.empty((3, 1, 1, 4), np.float32))
