@@ -33,6 +33,14 @@ it takes minutes.
     python benchmarks/bench_conv.py --fast     # quick run (also AICS_FAST=1)
     python benchmarks/bench_conv.py --only dw  # the depthwise layers only
     python benchmarks/bench_conv.py --per-core # one thread each, CPU time (a busy machine)
+    python benchmarks/bench_conv.py --only issue29  # only the table of issue 29 (below)
+
+It ends with issue 29's table, measured as a user's script measures it: ``aics.nn.conv2d``
+on Variables (batch 8, SAME), forward alone and forward + input and filter gradients through
+``GradientTape``, against PyTorch's ``F.conv2d`` forward and its forward + ``backward()``
+(autograd, both gradients) in the same process; ratio = PyTorch's time / aicslib's
+(> 1: aicslib faster). The targets: every row >= 1.0x forward and >= 0.8x forward+backward,
+geometric mean of forward+backward >= 1.0x.
 """
 import argparse
 import os
@@ -74,6 +82,89 @@ LAYERS = [
     ("14x14x512 dw3x3", (14, 14, 512), (3, 3, 512, 1), (1, 1), "SAME", True),
     ("7x7x1024 dw3x3", (7, 7, 1024), (3, 3, 1024, 1), (1, 1), "SAME", True),
 ]
+
+
+# issue 29's rows: name, (H, W, C), filter HWIO, stride
+ISSUE29_ROWS = [
+    ("56x56x64->64, 3x3, stride 1", (56, 56, 64), (3, 3, 64, 64), 1),
+    ("28x28x128->128, 3x3", (28, 28, 128), (3, 3, 128, 128), 1),
+    ("14x14x256->256, 3x3", (14, 14, 256), (3, 3, 256, 256), 1),
+    ("56x56x64->128, 1x1", (56, 56, 64), (1, 1, 64, 128), 1),
+    ("56x56x64->64, 3x3, stride 2", (56, 56, 64), (3, 3, 64, 64), 2),
+]
+
+
+def issue29_thunks(x, w, stride, torch):
+    """(aicslib's, PyTorch's) thunks, each {"forward": f, "fwd+bwd": f}, as users write them."""
+    import aicslib as aics
+    import torch.nn.functional as F
+    xv, wv = aics.Variable(x), aics.Variable(w)
+    dy = np.random.default_rng(1).standard_normal(
+        aics.nn.conv2d(xv, wv, stride, "SAME").shape, dtype=np.float32)
+    dyc = aics.constant(dy)
+
+    def ours_fwd():
+        aics.nn.conv2d(xv, wv, stride, "SAME")
+
+    def ours_step():
+        with aics.GradientTape() as tape:
+            y = aics.nn.conv2d(xv, wv, stride, "SAME")
+        tape.gradient(y, [xv, wv], output_gradients=dyc)
+
+    g = c2d.conv_geometry(x.shape, w.shape, (stride, stride), "SAME", (1, 1))
+    theirs = {}
+    for fmt in (torch.contiguous_format, torch.channels_last):
+        xt = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))).contiguous(memory_format=fmt)
+        wt = torch.from_numpy(cl.hwio_to_oihw(w)).contiguous(memory_format=fmt)
+        xt.requires_grad_(True)
+        wt.requires_grad_(True)
+        dyt = torch.from_numpy(np.ascontiguousarray(dy.transpose(0, 3, 1, 2))).contiguous(memory_format=fmt)
+        sym = g["pt"] == g["pb"] and g["pl"] == g["pr"]     # TF's SAME: torch pads explicitly when odd
+
+        def forward(xt=xt, wt=wt, sym=sym):
+            xin = xt if sym else F.pad(xt, (g["pl"], g["pr"], g["pt"], g["pb"]))
+            return F.conv2d(xin, wt, None, stride, (g["pt"], g["pl"]) if sym else 0)
+
+        def fwd(forward=forward):
+            with torch.no_grad():
+                forward()
+
+        def step(forward=forward, xt=xt, wt=wt, dyt=dyt):
+            xt.grad = wt.grad = None
+            forward().backward(dyt)
+        name = "nchw" if fmt == torch.contiguous_format else "nhwc"
+        theirs[("forward", name)] = fwd
+        theirs[("fwd+bwd", name)] = step
+    return {("forward", "aicslib"): ours_fwd, ("fwd+bwd", "aicslib"): ours_step}, theirs
+
+
+def issue29_table(torch, batch, rounds, min_time, clock, per_core):
+    """Issue 29's table: aicslib as a user's script runs it against PyTorch, same process."""
+    print(f"\nIssue 29 (aics.nn.conv2d on Variables, batch {batch}, SAME, input and filter gradients "
+          f"through GradientTape; ratio = PyTorch's time / aicslib's, > 1: aicslib faster):")
+    print("| layer | forward vs PyTorch | forward+backward vs PyTorch | aicslib ms (fwd, fwd+bwd) | "
+          "PyTorch ms (fwd, fwd+bwd) |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    ratios = []
+    for name, (H, W, C), wshape, stride in ISSUE29_ROWS:
+        x = rng.standard_normal((batch, H, W, C), dtype=np.float32)
+        w = (rng.standard_normal(wshape, dtype=np.float32) / np.sqrt(np.prod(wshape[:3]))).astype(np.float32)
+        ours, theirs = issue29_thunks(x, w, stride, torch)
+        if per_core:
+            with work_sharder.SingleThreadedBlas():
+                best = time_all([theirs, ours], rounds, min_time, clock)
+        else:
+            best = time_all([theirs, ours], rounds, min_time, clock)
+        t_ref = {p: min(best[(p, "nchw")], best[(p, "nhwc")]) for p in ("forward", "fwd+bwd")}
+        t_ours = {p: best[(p, "aicslib")] for p in ("forward", "fwd+bwd")}
+        r = {p: t_ref[p] / t_ours[p] for p in t_ref}
+        ratios.append(r["fwd+bwd"])
+        print(f"| {name} | {r['forward']:.2f}x | {r['fwd+bwd']:.2f}x | {t_ours['forward'] * 1e3:.2f}, "
+              f"{t_ours['fwd+bwd'] * 1e3:.2f} | {t_ref['forward'] * 1e3:.2f}, {t_ref['fwd+bwd'] * 1e3:.2f} |",
+              flush=True)
+    print(f"geometric mean forward+backward: {float(np.exp(np.mean(np.log(ratios)))):.2f}x "
+          f"(targets: every row >= 1.0x forward, >= 0.8x forward+backward; mean >= 1.0x)")
 
 
 def torch_reference(x, w, strides, padding, depthwise):
@@ -215,7 +306,9 @@ def candidates(x, w, strides, padding, depthwise, tiny):
     for a in algos:
         out.append(("forward", a, lambda a=a: co.conv2d(x, w, strides, padding, dil, algorithm=a)))
     out.append(("forward", "auto", lambda: co.conv2d(x, w, strides, padding, dil, algorithm="auto")))
-    bi_algos = (["direct"] if tiny else []) + ["gemm"] + (["im2col", "winograd"] if wino else [])
+    strided = tuple(strides) != (1, 1)
+    bi_algos = ((["direct"] if tiny else []) + ["gemm"] + (["im2col", "winograd"] if wino else [])
+                + (["phases"] if strided else []))
     for a in bi_algos:
         out.append(("backprop_input", a, lambda a=a: cgi.conv2d_backprop_input(
             dy, w, x.shape, strides, padding, dil, algorithm=a)))
@@ -284,6 +377,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     summary = []
     for name, (H, W, C), wshape, strides, padding, depthwise in LAYERS:
+        if args.only == "issue29":
+            break
         if args.only and args.only not in name:
             continue
         tiny = "tiny" in name
@@ -330,6 +425,8 @@ def main(argv=None):
         groups.setdefault(("depthwise " if depthwise else "conv2d ") + pas, []).append(r)
     for key, rs in groups.items():
         print(f"  {key:<28} {float(np.exp(np.mean(np.log(rs)))):5.2f}x  over {len(rs)} layers")
+    if torch and (not args.only or args.only == "issue29"):
+        issue29_table(torch, batch, rounds, min_time, clock, args.per_core)
 
 
 if __name__ == "__main__":

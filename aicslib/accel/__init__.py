@@ -12,6 +12,7 @@ within stated tolerances (bit for bit where said):
 ``conv_winograd.py``           Winograd F(2x2, 3x3) and F(4x4, 3x3), blocked and threaded
 ``winograd_transforms.py``     their transforms, NumPy's and C's
 ``conv_backprop_input.py``     Conv2DBackpropInput: GEMM + col2im by blocks, or a forward conv
+``conv_strided.py``            Conv2DBackpropInput of a strided conv by phases
 ``conv_backprop_filter.py``    Conv2DBackpropFilter: GEMM by blocks, or Winograd backwards
 ``conv_kernels.py``            the three conv kernels' registrations
 ``depthwise.py``               DepthwiseConv2dNative and its backprops: C, or NumPy by blocks

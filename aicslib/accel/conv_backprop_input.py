@@ -14,6 +14,7 @@ from ..kernels.conv_ops import requested_algorithm
 from . import work_sharder
 from .conv_forward import conv2d_im2col
 from .conv_policy import choose_conv2d_algorithm, winograd_tile_size
+from .conv_strided import conv2d_backprop_input_phases
 from .conv_winograd import conv2d_winograd, conv2d_winograd_f4
 from .winograd_transforms import winograd4_filter_transform, winograd_filter_transform
 from .work_sharder import run_blocks, scratch, sharded_matmul, split_blocks
@@ -63,19 +64,29 @@ def conv2d_backprop_input_gemm(dy, w, input_shape, strides=(1, 1), padding="VALI
 #: below, copying the rotated filter costs more (benchmarks/README.md).
 IM2COL_PIXELS_PER_WEIGHT = 64
 
+#: A strided input gradient (dilation 1) runs by phases (``conv_strided.py``: one stride-1
+#: im2col conv per phase, written straight into ``dx``) from this many elements of ``dx`` up,
+#: when the filter has no more output than input channels (K <= C: the phases' GEMMs are
+#: C wide, GEMM + col2im's 9C wide); otherwise GEMM + col2im: below the size the phases'
+#: separate calls cost more than its scatter-adds, and with K > C its one wide GEMM wins
+#: (benchmarks/README.md, "Strided Conv2DBackpropInput").
+PHASES_MIN_ELEMENTS = 1 << 17
+
 
 def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", dilations=(1, 1),
                           algorithm="auto"):
     """Gradient of ``conv2d(x, w)`` with respect to ``x``, given ``dy``.
 
     ``algorithm``: ``"gemm"`` (GEMM + col2im, :func:`conv2d_backprop_input_gemm`,
-    always valid), ``"direct"`` (loops), or, for stride 1 only, ``"im2col"`` /
+    always valid), ``"direct"`` (loops), ``"phases"`` (dilation 1: one stride-1 conv per
+    phase of the stride, :func:`~.conv_strided.conv2d_backprop_input_phases`), or, for stride 1 only, ``"im2col"`` /
     ``"winograd"``: the gradient written as a forward convolution of ``dy``
     with the rotated filter. ``"auto"``: stride 1 -> the forward rule of
     :func:`~.conv_policy.choose_conv2d_algorithm` on the rotated conv (Winograd for deep 3x3,
     F(4x4, 3x3) where :func:`~.conv_policy.winograd_tile_size` says so; an explicit
     ``"winograd"`` is F(2x2, 3x3)), else with the C SGEMM im2col on inputs of at
-    least ``C * K / IM2COL_PIXELS_PER_WEIGHT`` pixels; otherwise GEMM + col2im.
+    least ``C * K / IM2COL_PIXELS_PER_WEIGHT`` pixels; stride > 1 -> by phases when ``dx`` has at
+    least ``PHASES_MIN_ELEMENTS`` elements, ``K <= C`` and the dilation is 1; otherwise GEMM + col2im.
     """
     requested = algorithm if algorithm not in (None, "auto") else None
     dy, w = as_floats(dy, w)
@@ -85,9 +96,13 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
         return conv2d_backprop_input_direct(dy, w, input_shape, strides, padding, dilations)
     pads = backprop_input_padding(input_shape, g) if g["sh"] == g["sw"] == 1 else None
     rot_shape = (g["kh"], g["kw"], g["K"], g["C"])
+    dilated = (g["dh"], g["dw"]) != (1, 1)
     if algo == "auto":
         algo = "gemm"
-        if pads is not None:
+        if (pads is None and not dilated and g["K"] <= g["C"]
+                and g["N"] * g["H"] * g["W"] * g["C"] >= PHASES_MIN_ELEMENTS):
+            algo = "phases"
+        elif pads is not None:
             forward_rule = choose_conv2d_algorithm(rot_shape, (1, 1), (g["dh"], g["dw"]), dy.shape)
             if forward_rule == "winograd":
                 algo = "winograd"
@@ -101,6 +116,12 @@ def conv2d_backprop_input(dy, w, input_shape, strides=(1, 1), padding="VALID", d
     if algo == "winograd" and (g["kh"], g["kw"], g["dh"], g["dw"]) != (3, 3, 1, 1):
         if requested:
             raise ValueError("backprop-input algorithm 'winograd' needs a 3x3 filter with dilation 1")
+        algo = "gemm"
+    if algo == "phases":
+        if not dilated:
+            return conv2d_backprop_input_phases(dy, w, input_shape, strides, padding, dilations)
+        if requested:
+            raise ValueError(f"backprop-input algorithm 'phases' needs dilation 1, got {dilations}")
         algo = "gemm"
     if algo == "gemm":
         return conv2d_backprop_input_gemm(dy, w, input_shape, strides, padding, dilations)

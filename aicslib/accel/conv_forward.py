@@ -20,7 +20,8 @@ from .work_sharder import padded_slab, run_blocks, scratch, sharded_matmul, spli
 __all__ = ["conv2d", "conv2d_im2col", "epilogue_by_rows"]
 
 
-def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block_bytes=None, epilogue=None):
+def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block_bytes=None, epilogue=None,
+                  out=None):
     """im2col + GEMM: ``Y(N*Ho*Wo, K) = cols(N*Ho*Wo, kh*kw*C) @ W(kh*kw*C, K)``.
 
     ``im2col_view`` gives the patch matrix as a strided view of the padded
@@ -29,17 +30,25 @@ def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block
     straight into the NHWC output. A 1x1, stride-1 convolution needs no
     im2col at all: the NHWC input already *is* the ``(N*H*W, C)`` matrix.
     Blocks of output rows (``split_blocks``) run on the work sharder's threads.
-    ``epilogue``: see :func:`conv2d`.
+    ``epilogue``: see :func:`conv2d`. ``out``: an ``(N, Ho, Wo, K)`` array (a strided view
+    too: the input gradient by phases writes each phase into its pixels of ``dx``) to write
+    the result into; a block whose part of it is not contiguous is computed in a scratch
+    buffer and copied there while in cache.
     """
     x, w = as_floats(x, w)
     g = conv_geometry(x.shape, w.shape, strides, padding, dilations)
     N, C, K, kh, kw, Ho, Wo = g["N"], g["C"], g["K"], g["kh"], g["kw"], g["Ho"], g["Wo"]
     w2 = w.reshape(kh * kw * C, K)
-    if kh == kw == 1 and g["sh"] == g["sw"] == 1 and not any(g[p] for p in ("pt", "pb", "pl", "pr")):
-        y = sharded_matmul(x.reshape(-1, C), w2, np.empty((N, Ho, Wo, K), x.dtype).reshape(-1, K))
-        return epilogue_by_rows(epilogue, y).reshape(N, Ho, Wo, K)
+    if out is not None and (out.shape != (N, Ho, Wo, K) or out.dtype != x.dtype):
+        raise ValueError(f"conv2d_im2col: out must be {x.dtype}{[N, Ho, Wo, K]}, got {out.dtype}{list(out.shape)}")
+    if (kh == kw == 1 and g["sh"] == g["sw"] == 1 and not any(g[p] for p in ("pt", "pb", "pl", "pr"))
+            and (out is None or out.flags.c_contiguous)):
+        y = np.empty((N, Ho, Wo, K), x.dtype) if out is None else out
+        sharded_matmul(x.reshape(-1, C), w2, y.reshape(-1, K))
+        epilogue_by_rows(epilogue, y.reshape(-1, K))
+        return y
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
-    y = np.empty((N, Ho, Wo, K), dtype=x.dtype)
+    y = np.empty((N, Ho, Wo, K), dtype=x.dtype) if out is None else out
 
     def block(b):
         n0, n1, r0, r1 = b
@@ -49,9 +58,15 @@ def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block
         rows = im2col_view(slab, kh, kw, r1 - r0, Wo, (sh, sw), (dh, dw))   # (nb, rows, Wo, kh, kw, C)
         patch = scratch("im2col", rows.shape, x.dtype)           # the im2col block, contiguous
         np.copyto(patch, rows)
-        sharded_matmul(patch.reshape(-1, kh * kw * C), w2, y[n0:n1, r0:r1].reshape(-1, K))
+        dst = y[n0:n1, r0:r1]
+        if dst.flags.c_contiguous:
+            sharded_matmul(patch.reshape(-1, kh * kw * C), w2, dst.reshape(-1, K))
+        else:
+            res = scratch("im2col_out", dst.shape, x.dtype)
+            sharded_matmul(patch.reshape(-1, kh * kw * C), w2, res.reshape(-1, K))
+            np.copyto(dst, res)
         if epilogue is not None:
-            epilogue(y[n0:n1, r0:r1])
+            epilogue(dst)
 
     if N * Ho * Wo:
         run_blocks(block, split_blocks(N, Ho, Wo * kh * kw * C * 4, block_bytes, Wo))

@@ -21,12 +21,19 @@ __all__ = ["check_allocation", "memory_limit_bytes", "oom_error"]
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
+_physical_memory = None
+
+
 def memory_limit_bytes():
-    """The machine's physical memory: no single tensor can be larger."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return 1 << 40
+    """The machine's physical memory: no single tensor can be larger (asked once: the eager
+    BroadcastTo of every mean's gradient checks it)."""
+    global _physical_memory
+    if _physical_memory is None:
+        try:
+            _physical_memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):
+            _physical_memory = 1 << 40
+    return _physical_memory
 
 
 def oom_error(shape, dtype, detail=""):

@@ -21,9 +21,15 @@ from ..framework.cwise_table import NUM
 _HALF_TYPES = ("bfloat16", "float16")
 
 
+_accumulators = {}
+
+
 def _accumulator(dtype):
     """float32 for the half types (accumulate there, round once), else the type itself."""
-    return np.dtype(np.float32) if np.dtype(dtype).name in _HALF_TYPES else dtype
+    acc = _accumulators.get(dtype)
+    if acc is None:     # NumPy's dtype.name is computed in Python on every read: once per dtype
+        acc = _accumulators[dtype] = np.dtype(np.float32) if np.dtype(dtype).name in _HALF_TYPES else dtype
+    return acc
 
 
 def _axes(x, reduction_indices, op):
