@@ -157,7 +157,9 @@ def check_array(got, expected, what, *, dtype=None, rtol=0.0, atol=0.0, ulps=Non
 def _library_dirs():
     import aicslib
 
-    return tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (aicslib, sys.modules[__package__]))
+    # this file's own folder, not sys.modules' entry for the package: a test may have put another there
+    return (os.path.dirname(os.path.abspath(aicslib.__file__)) + os.sep,
+            os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
 def library_calls(fn, *args, **kwargs):
