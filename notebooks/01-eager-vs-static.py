@@ -9,6 +9,8 @@
 # %% [markdown]
 # # 01 动态图与静态图：立即执行 vs 计算图 + 会话
 #
+# **前置章节 (prerequisites)**：[00 framework-tour](00-framework-tour.ipynb)
+#
 # **对应习题**
 #
 # * **5.1** 调研 Eager API 的使用，用 Eager API 实现两个数的加法和矩阵乘法；

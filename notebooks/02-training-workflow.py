@@ -9,6 +9,8 @@
 # %% [markdown]
 # # 02 训练与预测的完整流程：以 LeNet 识别 MNIST 为例
 #
+# **前置章节 (prerequisites)**：[00 framework-tour](00-framework-tour.ipynb)、[01 eager-vs-static](01-eager-vs-static.ipynb)
+#
 # **对应教材**：第 3 章“编程框架使用”中的训练与预测流程——读取数据、定义模型、定义损失函数、
 # 选择优化器、训练、保存与恢复检查点 (checkpoint)、预测。
 #

@@ -188,7 +188,7 @@ def output_loop(n, stock_client):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=200, help="notebook executions in all")
-    ap.add_argument("--notebooks", nargs="+", default=["01", "03"], help="chapter numbers")
+    ap.add_argument("--notebooks", nargs="+", default=["01", "04"], help="chapter numbers (the widget chapters)")
     ap.add_argument("--runner", choices=["nbclient", "nbgrader"], default="nbclient")
     ap.add_argument("--load", type=int, default=2, help="busy-looping processes meanwhile")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per cell before a stall is called")

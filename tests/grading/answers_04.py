@@ -1,277 +1,225 @@
-"""Plausible wrong answers for notebook 04 (op-registration), and other correct ones.
+"""Plausible wrong answers for notebook 04 (preprocessing), and different correct ones.
 
-Each replaces the release stub of one exercise: ``define_power_difference``,
-``power_difference_kernel`` and ``power_difference_grad`` (the new-op lab, section 2) and
-``_tan_grad(op, grad)`` (the gradient registered for ``Tan``); a wrong one must lose its
-exercise's points inside its locked test cell, a correct one must score them. The graph
-``gradients`` lab that followed is now its own chapter (answers_15.py).
+Each wrong answer replaces the release stub of its solution cell and must lose exactly that
+exercise's points; each correct one must score full marks.
 """
 
+# The reference's lerp (TF's order): top + (bottom - top) * w, in float32.
+_WEIGHTS = """
+def weights(in_size, out_size):
+    s = np.float32(in_size) / np.float32(out_size)
+    src = ((np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * s - np.float32(0.5)).astype(np.float32)
+    lo = np.maximum(np.floor(src).astype(int), 0)
+    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
+    return lo, hi, (src - np.floor(src)).astype(np.float32)
+"""
+
+_RESIZE_TF_ORDER = """
+x = images.astype(np.float32)
+_, H, W, _ = x.shape
+""" + _WEIGHTS + """
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+lx = lx[None, None, :, None]
+top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
+bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
+"""
+
+
 WRONG_ANSWERS = {
-    "power_difference_opdef": {
-        # the library's broadcasting shape function: not written by the student
-        "calls_the_library_shape_fn": """
-from aicslib.framework.common_shapes import broadcast_binary_op_shape
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(broadcast_binary_op_shape))
+    "my_resize_bilinear": {
+        # the library's own implementation
+        "library_call": """
+return aics.image.resize(images, [out_h, out_w]).numpy()
 """,
-        "copies_the_reference": """
-from workbook.references.power_difference import define_power_difference as reference
-reference()
+        "no_half_pixel_centres": """
+x = images.astype(np.float32)
+_, H, W, _ = x.shape
+
+def weights(in_size, out_size):
+    src = np.arange(out_size, dtype=np.float32) * np.float32(in_size / out_size)
+    lo = np.minimum(np.floor(src).astype(int), in_size - 1)
+    hi = np.minimum(lo + 1, in_size - 1)
+    return lo, hi, (src - np.floor(src)).astype(np.float32)
+
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+lx = lx[None, None, :, None]
+top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
+bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
+return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float32)
 """,
-        # the output has x's shape: no broadcasting
-        "shape_of_x": """
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(lambda ctx: ctx.input_shape(0)))
+        "nearest_neighbour": """
+_, H, W, _ = images.shape
+rows = np.minimum(((np.arange(out_h) + 0.5) * H / out_h).astype(int), H - 1)
+cols = np.minimum(((np.arange(out_w) + 0.5) * W / out_w).astype(int), W - 1)
+return images[:, rows][:, :, cols].astype(np.float32)
 """,
-        # an unknown dimension wins over a known one: [None, 3] and [3] give [None, None]
-        "unknown_wins": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
-    dims = []
-    for p, q in zip(da, db):
-        if p is None or q is None:
-            dims.append(None)
-        elif p != q and 1 not in (p, q):
-            raise ValueError("dimensions do not broadcast")
-        else:
-            dims.append(max(p, q))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
+        # TF1's align_corners=True sampling instead of TF2's half-pixel centres
+        "align_corners_coordinates": """
+x = images.astype(np.float64)
+_, H, W, _ = x.shape
+
+def weights(in_size, out_size):
+    src = np.arange(out_size) * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
+    return np.floor(src).astype(int), np.minimum(np.ceil(src).astype(int), in_size - 1), src - np.floor(src)
+
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+lx, ly = lx[None, None, :, None], ly[None, :, None, None]
+top = x[:, y0][:, :, x0] * (1 - lx) + x[:, y0][:, :, x1] * lx
+bottom = x[:, y1][:, :, x0] * (1 - lx) + x[:, y1][:, :, x1] * lx
+return (top * (1 - ly) + bottom * ly).astype(np.float32)
 """,
-        # aligned from the left instead of the right
-        "aligned_from_the_left": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = list(a.dims) + [1] * (n - a.rank), list(b.dims) + [1] * (n - b.rank)
-    dims = []
-    for p, q in zip(da, db):
-        if p is not None and q is not None and p != q and 1 not in (p, q):
-            raise ValueError("dimensions do not broadcast")
-        known = [d for d in (p, q) if d is not None and d != 1]
-        dims.append(known[0] if known else (1 if p == q == 1 else None))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
+        # no clamp at the top/left edge: floor(-0.25) = -1 picks the last row (NumPy's negative index)
+        "no_clamp_below_zero": """
+x = images.astype(np.float32)
+_, H, W, _ = x.shape
+
+def weights(in_size, out_size):
+    src = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * np.float32(in_size / out_size) - np.float32(0.5)
+    lo = np.floor(src).astype(int)
+    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
+    return lo, hi, (src - np.floor(src)).astype(np.float32)
+
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+lx = lx[None, None, :, None]
+top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
+bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
+return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float32)
 """,
-        # pow as a float attr without a default
-        "pow_float_no_default": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
-    dims = []
-    for p, q in zip(da, db):
-        known = [d for d in (p, q) if d is not None and d != 1]
-        dims.append(known[0] if known else (1 if p == q == 1 else None))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: float").set_shape_fn(shape_fn))
+        # the weight y - floor(y) put on the first neighbour instead of the second
+        "weights_swapped": _RESIZE_TF_ORDER.replace("* lx\n", "* (1 - lx)\n") + """
+return (top + (bottom - top) * (1 - ly)[None, :, None, None]).astype(np.float32)
 """,
-        # incompatible shapes accepted: the larger dimension is taken
-        "never_rejects": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
-    dims = []
-    for p, q in zip(da, db):
-        known = [d for d in (p, q) if d is not None and d != 1]
-        dims.append(max(known) if known else (1 if p == q == 1 else None))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
+        # the package's reference, called
+        "calls_the_package_reference": """
+from workbook.references.image_resize import bilinear_brute
+return bilinear_brute(images, out_h, out_w).astype(np.float32)
 """,
-    },
-    "power_difference_kernel": {
-        "y_minus_x": """
-return np.power(y - x, pow)
+        # the package's reference, copied: right values, one Python iteration per output pixel
+        "copies_the_package_reference": """
+import math
+n, h, w, c = images.shape
+img64 = images.astype(np.float64)
+out = np.zeros((n, out_h, out_w, c))
+for b in range(n):
+    for i in range(out_h):
+        y = (i + 0.5) * h / out_h - 0.5
+        y0, y1, wy = max(math.floor(y), 0), min(math.ceil(y), h - 1), y - math.floor(y)
+        for j in range(out_w):
+            x = (j + 0.5) * w / out_w - 0.5
+            x0, x1, wx = max(math.floor(x), 0), min(math.ceil(x), w - 1), x - math.floor(x)
+            top = img64[b, y0, x0] * (1 - wx) + img64[b, y0, x1] * wx
+            bottom = img64[b, y1, x0] * (1 - wx) + img64[b, y1, x1] * wx
+            out[b, i, j] = top * (1 - wy) + bottom * wy
+return out.astype(np.float32)
 """,
-        "difference_of_powers": """
-return np.power(x, pow) - np.power(y, pow)
-""",
-        "always_squared": """
-return np.square(x - y)
-""",
-        # float64 out whatever came in
-        "float64_out": """
-return np.power(np.asarray(x, np.float64) - y, pow)
-""",
-        # an op inside the kernel: the library computes it
-        "calls_the_library": """
-return aics.pow(aics.constant(x) - aics.constant(y), float(pow)).numpy()
-""",
-        "copies_the_reference": """
-from workbook.references.power_difference import power_difference_kernel as reference
-return reference(x, y, pow)
-""",
-    },
-    "power_difference_gradient": {
-        # broadcasting not undone: the gradient of y has the broadcast shape
-        "not_summed_to_shape": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-return dx, -dx
-""",
-        "dy_not_negated": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-return sum_to_shape(dx, x), sum_to_shape(dx, y)
-""",
-        "forgot_upstream_grad": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-return sum_to_shape(dx, x), sum_to_shape(-dx, y)
-""",
-        "exponent_not_lowered": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p)
-return sum_to_shape(dx, x), sum_to_shape(-dx, y)
-""",
-        # NumPy on eager values: fails when a graph is built
-        "numpy_not_ops": """
-x, y = op.inputs
-p = op.get_attr("pow")
-d = grad.numpy() * p * np.power(x.numpy() - y.numpy(), p - 1)
-return sum_to_shape(aics.constant(d), x), sum_to_shape(aics.constant(-d), y)
-""",
-        # another op's registered gradient does the work (SquaredDifference is (x - y)^2)
-        "library_gradient_of_another_op": """
-x, y = op.inputs
-p = op.get_attr("pow")
-if aics.executing_eagerly():
-    with aics.GradientTape() as t:
-        t.watch([x, y])
-        z = aics.pow(x - y, float(p))
-    return t.gradient(z, [x, y], output_gradients=grad)
-return aics.gradients(aics.pow(x - y, float(p)), [x, y], grad_ys=[grad])
-""",
-        "copies_the_reference": """
-from workbook.references.power_difference import power_difference_grad as reference
-return reference(op, grad)
-""",
-    },
-    "tan_gradient": {
-        # the chain rule: the upstream gradient is not multiplied in
-        "forgot_upstream_grad": """
-return 1.0 + aics.square(op.outputs[0])
-""",
-        "missing_one_plus": """
-return grad * aics.square(op.outputs[0])
-""",
-        # NumPy on the eager value: right numbers eagerly, fails when a graph is built
-        "numpy_not_ops": """
-return grad * (1.0 + np.tan(op.inputs[0].numpy()) ** 2)
-""",
-        "cos_not_squared": """
-return grad / aics.cos(op.inputs[0])
-""",
-        # sign errors
-        "tanh_rule_one_minus": """
-return grad * (1.0 - aics.square(op.outputs[0]))
-""",
-        "negated": """
-return -grad * (1.0 + aics.square(op.outputs[0]))
-""",
-        "tan_squared_minus_one": """
-return grad * (aics.square(op.outputs[0]) - 1.0)
-""",
-        # the library's registered gradient of the op with the nearest name
-        "library_tanh_gradient": """
-return aics.gradient_registry.function("Tanh")(op, grad)
-""",
-        # right numbers, but differentiates sin/cos with the library's registered gradients
-        "library_gradients_of_sin_over_cos": """
-x = op.inputs[0]
-if aics.executing_eagerly():
-    with aics.GradientTape() as t:
-        t.watch(x)
-        y = aics.sin(x) / aics.cos(x)
-    return t.gradient(y, x, output_gradients=grad)
-return aics.gradients(aics.sin(x) / aics.cos(x), [x], grad_ys=[grad])[0]
-""",
-        # a constant derivative: right at x = 0 only
-        "derivative_at_zero": """
-return grad * 1.0
+        # right values, float64 returned
+        "float64_result": _RESIZE_TF_ORDER + """
+return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float64)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "power_difference_opdef": {
-        # the rule with TensorShape.dims padded by reversing, as TF's helper walks from the right
-        "walks_from_the_right": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    ra, rb = list(reversed(a.dims)), list(reversed(b.dims))
-    out = []
-    for i in range(max(len(ra), len(rb))):
-        p = ra[i] if i < len(ra) else 1
-        q = rb[i] if i < len(rb) else 1
-        if p == 1:
-            out.append(q)
-        elif q == 1:
-            out.append(p)
-        elif p is None or q is None:
-            out.append(q if p is None else p)
-        elif p == q:
-            out.append(p)
-        else:
-            raise ValueError(f"Dimensions must be equal, but are {p} and {q}")
-    return TensorShape(list(reversed(out)))
-b = aics.register_op(OP)
-b.attr("pow: int = 2").attr("T: {float, half, double}")
-b.input("x: T").input("y: T").output("z: T").set_shape_fn(shape_fn)
+    "my_resize_bilinear": {
+        # the textbook lerp (1 - w) * a + w * b in float32: one ulp away from TF's a + (b - a) * w
+        "textbook_lerp_float32": """
+x = images.astype(np.float32)
+_, H, W, _ = x.shape
+""" + _WEIGHTS + """
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+lx, ly = lx[None, None, :, None], ly[None, :, None, None]
+one = np.float32(1)
+top = (one - lx) * x[:, y0][:, :, x0] + lx * x[:, y0][:, :, x1]
+bottom = (one - lx) * x[:, y1][:, :, x0] + lx * x[:, y1][:, :, x1]
+return ((one - ly) * top + ly * bottom).astype(np.float32)
 """,
-    },
-    "power_difference_kernel": {
-        # float64 for the arithmetic, then cast back
+        # everything in float64 (coordinates too), cast to float32 at the end
         "float64_then_cast": """
-d = np.asarray(x, np.float64) - np.asarray(y, np.float64)
-return (d ** pow).astype(np.result_type(x, y))
+x = images.astype(np.float64)
+_, H, W, _ = x.shape
+
+def weights(in_size, out_size):
+    src = (np.arange(out_size) + 0.5) * in_size / out_size - 0.5
+    lo = np.maximum(np.floor(src).astype(int), 0)
+    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
+    return lo, hi, src - np.floor(src)
+
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+lx, ly = lx[None, None, :, None], ly[None, :, None, None]
+top = x[:, y0][:, :, x0] * (1 - lx) + x[:, y0][:, :, x1] * lx
+bottom = x[:, y1][:, :, x0] * (1 - lx) + x[:, y1][:, :, x1] * lx
+return (top * (1 - ly) + bottom * ly).astype(np.float32)
+""",
+        # rows first, then columns
+        "rows_first": """
+x = images.astype(np.float32)
+_, H, W, _ = x.shape
+""" + _WEIGHTS + """
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+rows = x[:, y0] + (x[:, y1] - x[:, y0]) * ly[None, :, None, None]
+return (rows[:, :, x0] + (rows[:, :, x1] - rows[:, :, x0]) * lx[None, None, :, None]).astype(np.float32)
+""",
+        # a loop over the 2 x 2 neighbours (taps), each weighted by the product of its row and column weights
+        "loop_over_taps": """
+x = images.astype(np.float32)
+_, H, W, C = x.shape
+""" + _WEIGHTS + """
+y0, y1, ly = weights(H, out_h)
+x0, x1, lx = weights(W, out_w)
+out = np.zeros((x.shape[0], out_h, out_w, C), np.float32)
+one = np.float32(1)
+for rows, wy in ((y0, one - ly), (y1, ly)):
+    for cols, wx in ((x0, one - lx), (x1, lx)):
+        out += x[:, rows][:, :, cols] * (wy[:, None] * wx[None, :])[None, :, :, None]
+return out
 """,
     },
-    "power_difference_gradient": {
-        # with Pow instead of the op itself, and dy from dx
-        "with_pow_and_multiply": """
-x, y = op.inputs
-p = op.get_attr("pow")
-diff = x - y
-g = grad * (float(p) * aics.pow(diff, float(p - 1)) if p != 1 else aics.ones_like(diff))
-return sum_to_shape(g, x), -sum_to_shape(g, y)
+}
+
+WRONG_ANSWERS["caffe_preprocess"] = {
+    # the mean subtracted in RGB order, then the channels reversed: each channel gets another's mean
+    "mean_before_the_flip": """
+x = np.asarray(images, np.float32) - np.array([103.939, 116.779, 123.68], np.float32)
+return x[..., ::-1]
 """,
-    },
-    "tan_gradient": {
-        # sec^2 written as 1/cos^2 from the input
-        "one_over_cos_squared": """
-return grad / aics.square(aics.cos(op.inputs[0]))
+    # keeps RGB
+    "forgets_bgr": """
+return np.asarray(images, np.float32) - np.array([103.939, 116.779, 123.68], np.float32)
 """,
-        "reciprocal_of_cos_squared": """
-c = aics.cos(op.inputs[0])
-return aics.reciprocal(c * c) * grad
+    # the tf mode's scaling mixed in
+    "scales_to_unit_range": """
+x = np.asarray(images, np.float32)[..., ::-1]
+return (x - np.array([103.939, 116.779, 123.68], np.float32)) / 127.5
 """,
-        # 1 + tan^2 with tan recomputed from the input instead of the forward output
-        "one_plus_tan_squared_recomputed": """
-t = aics.tan(op.inputs[0])
-return grad + grad * t * t
+    # uint8 arithmetic: wraps around below zero
+    "uint8_arithmetic": """
+x = np.asarray(images)[..., ::-1]
+return (x - np.array([104, 117, 124], x.dtype)).astype(np.float32)
 """,
-    },
+    # the shortcut: the library's function
+    "calls_the_library": """
+return preprocess_input(images, mode="caffe")
+""",
+    # the package's reference
+    "copies_the_package_reference": """
+from workbook.references.image_resize import caffe_preprocess
+return caffe_preprocess(images)
+""",
+}
+CORRECT_ANSWERS["caffe_preprocess"] = {
+    # in float64, channel by channel, then cast
+    "float64_per_channel": """
+x = np.asarray(images, np.float64)
+out = np.empty(x.shape, np.float32)
+for c, mean in enumerate((103.939, 116.779, 123.68)):
+    out[..., c] = (x[..., 2 - c] - np.float32(mean)).astype(np.float32)
+return out
+""",
 }

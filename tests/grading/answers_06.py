@@ -1,300 +1,166 @@
-"""Plausible wrong answers for notebook 06 (distributed training), and other correct ones, keyed by grade_id.
+"""Wrong answers for notebook 06 (VGG19 and style transfer): the exercises ``vgg19_conv_cost`` and
+``style_layer_loss``, and other correct answers for them."""
 
-Each replaces the body of an exercise of the ring-allreduce lab after the scaffold's lines
-(``my_reduce_scatter_step`` and ``my_allgather_step``: ``p``, ``bounds``; ``my_ring_allreduce``:
-``p``, ``r``, ``buf`` (a copy of x), ``bounds``, and a final ``return buf.reshape(...)``); a wrong
-one must lose the exercise's points inside its locked test cell, a correct one must score them."""
+# A right count; a wrong answer changes one step in braces.
+_COST = """
+macs = 0
+for name in {LAYERS}:
+    kh, kw, c_in, c_out = vgg19.WEIGHT_SHAPES[name][0]
+    side = size
+    for _ in range(int(name[4]) - 1):
+        side = {HALVE}
+    macs += side * side * {CHANNELS}
+return {RESULT}
+"""
+_COST_RIGHT = dict(LAYERS="vgg19.CONV_LAYERS", HALVE="-(-side // 2)", CHANNELS="c_out * kh * kw * c_in",
+                   RESULT="macs, 2 * macs")
+
+
+def _cost(**wrong):
+    return _COST.format(**{**_COST_RIGHT, **wrong})
 
 WRONG_ANSWERS = {
-    "my_reduce_scatter_step": {
-        # the chunk the rank *sends* at this step, not the one it receives
-        "chunk_index_off_by_one": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+    "vgg19_conv_cost": {
+        # a multiply-add counted as one FLOP: the "about 20 billion FLOPs" mistake
+        "flops_equal_multiply_adds": _cost(RESULT="macs, macs"),
+        # VALID-style pooling: an odd side rounds down (100 -> 50 -> 25 -> 12), VGG19's SAME rounds up
+        "pooling_rounds_down": _cost(HALVE="side // 2"),
+        # no pooling at all: every layer at the input's size
+        "forgets_the_pooling": _cost(HALVE="side"),
+        # C_out * C_out: wrong for the first conv of each block (conv1_1 has 3 input channels)
+        "output_channels_squared": _cost(CHANNELS="c_out * kh * kw * c_out"),
+        # the 3x3 window forgotten: a 1x1 convolution's count
+        "forgets_the_window": _cost(CHANNELS="c_out * c_in"),
+        # builds the network and counts from the graph's shapes (calls the library)
+        "calls_the_library": """
+with aics.Graph().as_default():
+    net = vgg19.build_vgg19(vgg19.random_weights(0), image_shape=(size, size))
+    macs = sum(int(np.prod(net[n].shape.as_list())) * int(np.prod(vgg19.WEIGHT_SHAPES[n][0][:3]))
+               for n in vgg19.CONV_LAYERS)
+return macs, 2 * macs
 """,
-        # the ring turned the wrong way: data taken from the right-hand neighbour
-        "from_right_neighbour": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    messages.append((r, lo, hi, buffers[(r + 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
-""",
-        # equal chunks of n // p: the remainder of a size not divisible by p is never reduced
-        "equal_chunks_drop_remainder": """
-size = buffers[0].size // p
-for r in range(p):
-    c = (r - step - 1) % p
-    lo, hi = c * size, (c + 1) * size
-    buffers[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-""",
-        # overwrite instead of add: that is the allgather step
-        "overwrite_instead_of_add": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
-""",
-        # new arrays instead of updating the rank's buffer in place
-        "not_in_place": """
-new = [b.copy() for b in buffers]
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    new[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-buffers = new
-""",
-        # the list's items replaced by new arrays: the caller's list changes, the ranks' arrays do not
-        "replaces_the_arrays": """
-new = [b.copy() for b in buffers]
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    new[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-buffers[:] = new
-""",
-        # the library's own implementation
-        "calls_library": """
-ring.reduce_scatter_step(buffers, step)
-""",
-        # the whole phase at step 0, from the definition, and nothing later: the end state is right
-        "whole_phase_at_step_0": """
-if step == 0:
-    inputs = [b.copy() for b in buffers]
-    for r in range(p):
-        for c, (lo, hi) in enumerate(bounds):
-            hops = (r - c) % p
-            buffers[r][lo:hi] = sum(inputs[(r - j) % p][lo:hi] for j in range(hops + 1))
-""",
-        # the package's reference states, called (and the whole phase at step 0)
-        "package_reference": """
-from workbook.references.ring_allreduce import reduce_scatter_state
-if step == 0:
-    for b, done in zip(buffers, reduce_scatter_state(buffers, p - 1)):
-        b[:] = done
-""",
-        # a full allreduce at every step: every chunk summed over all ranks
-        "allreduce_each_step": """
-total = np.sum(buffers, axis=0)
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    buffers[r][lo:hi] = total[lo:hi]
-""",
-        # the chunk index counted the other way round the ring: right for p = 2 only
-        "chunk_index_wrong_direction": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r + step + 1) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+        "copies_the_package_reference": """
+from workbook.references.style import conv_cost
+return conv_cost(size)
 """,
     },
-    "my_allgather_step": {
-        # adds the complete chunk instead of overwriting: ranks counted twice
-        "adds_instead_of_overwrite": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+    "style_layer_loss": {
+        # forgets the 4 in 1 / (4 N^2 M^2): four times too large.
+        "missing_factor_4": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(c * c * (h * w) ** 2)
 """,
-        # reduce-scatter's chunk index: overwrites a chunk the left neighbour has not completed
-        "reduce_scatter_index": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # normalises by N*M instead of N^2*M^2.
+        "normalised_by_n_m_not_squared": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * h * w)
 """,
-        # the ring turned the wrong way: data taken from the right-hand neighbour
-        "from_right_neighbour": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    messages.append((r, lo, hi, buffers[(r + 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # F F^T: an M x M matrix of pixel similarities, not the C x C channel correlations.
+        "gram_over_pixels": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_b=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
 """,
-        # every complete chunk copied to every rank at step 0, nothing later: the end state is right
-        "whole_phase_at_step_0": """
-if step == 0:
-    complete = [buffers[(c - 1) % p][lo:hi].copy() for c, (lo, hi) in enumerate(bounds)]
-    for r in range(p):
-        for c, (lo, hi) in enumerate(bounds):
-            buffers[r][lo:hi] = complete[c]
+        # mean instead of sum of the squared differences.
+        "mean_not_sum": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
 """,
-        # equal chunks of n // p: the remainder is never gathered
-        "equal_chunks_drop_remainder": """
-size = buffers[0].size // p
-messages = []
-for r in range(p):
-    c = (r - step) % p
-    messages.append((r, c * size, (c + 1) * size, buffers[(r - 1) % p][c * size:(c + 1) * size].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # the library's own implementation: the exercise is to write it.
+        "library_shortcut": """
+return style_transfer.style_layer_loss(features, target_gram)
 """,
-        # new arrays instead of updating the ranks' buffers
-        "not_in_place": """
-new = [b.copy() for b in buffers]
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    new[r][lo:hi] = buffers[(r - 1) % p][lo:hi]
-buffers = new
+        # NumPy beside the graph: works eagerly, has no value for a placeholder in a graph.
+        "numpy_beside_graph": """
+f = features.numpy().reshape(-1, features.shape[-1])
+a = np.asarray(target_gram)
+c, m = f.shape[1], f.shape[0]
+return aics.constant(np.sum((f.T @ f - a) ** 2) / (4.0 * c * c * m * m))
 """,
-        # the library's own implementation
-        "calls_library": """
-ring.allgather_step(buffers, step)
+        # normalised by the channels only: the feature-map size M = H*W forgotten
+        "forgets_the_feature_map_size": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c)
 """,
-        # the package reference's chunk rule instead of one's own
-        "package_reference": """
-from workbook.references.ring_allreduce import received_chunk
-messages = []
-for r in range(p):
-    lo, hi = bounds[received_chunk("allgather", p, r, step)]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # (4 N M)^2 instead of 4 N^2 M^2: the 4 squared too
+        "four_squared_in_the_constant": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float((4 * c * h * w) ** 2)
 """,
-    },
-    "my_ring_allreduce": {
-        # the library's own ring (aicslib.distribute.ring_allreduce)
-        "calls_library": """
-return ring.ring_allreduce(x, comm=comm)
+        # reshape to C x M instead of transposing: a C x C matrix, but of scrambled numbers
+        "reshape_instead_of_transpose": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [c, h * w])
+gram = aics.matmul(f, f, transpose_b=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
 """,
-        # the package's reference program
-        "package_reference": """
-from workbook.references.ring_allreduce import ring_allreduce_rank
-return ring_allreduce_rank(comm, x)
+        # right value in float64, never cast back: a float64 loss cannot be added to the float32 ones
+        "float64_not_cast_back": """
+_, h, w, c = features.shape.as_list()
+f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
+gram = aics.matmul(f, f, transpose_a=True)
+diff = gram - aics.cast(target_gram, aics.float64)
+return aics.reduce_sum(aics.square(diff)) / float(4 * c * c * (h * w) ** 2)
 """,
-        # MPI's own collective: not a ring written with messages
-        "mpi_allreduce": """
-comm.Allreduce(np.array(x, copy=True), buf)
-""",
-        # the whole array passed round the ring p-1 times: the right sum, p times the traffic
-        "whole_array_round_the_ring": """
-passing = buf.copy()
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    comm.Sendrecv(passing, dest=(r + 1) % p, recvbuf=incoming, source=(r - 1) % p)
-    buf += incoming
-    passing = incoming.copy()
-""",
-        # reduce-scatter only: each rank holds one complete chunk and stops
-        "reduce_scatter_only": """
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] += incoming[:rhi - rlo]
-""",
-        # reduce-scatter receives straight into the buffer: that overwrites, it does not add
-        "receives_into_buffer": """
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=buf[rlo:rhi], source=(r - 1) % p)
-for step in range(p - 1):
-    slo, shi = bounds[(r + 1 - step) % p]
-    rlo, rhi = bounds[(r - step) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=buf[rlo:rhi], source=(r - 1) % p)
-""",
-        # allgather sends the chunk it is about to receive, not the complete one it holds
-        "allgather_sends_wrong_chunk": """
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] += incoming[:rhi - rlo]
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] = incoming[:rhi - rlo]
-""",
-        # no copy of x: the caller's array becomes the sum
-        "sums_into_the_callers_x": """
-buf = x.reshape(-1)
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] += incoming[:rhi - rlo]
-for step in range(p - 1):
-    slo, shi = bounds[(r + 1 - step) % p]
-    rlo, rhi = bounds[(r - step) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] = incoming[:rhi - rlo]
+        # the package's NumPy reference: a number, not a tensor built from the graph
+        "copies_the_package_reference": """
+from workbook.references.style import layer_loss
+return aics.constant(np.float32(layer_loss(features.numpy(), np.asarray(target_gram))))
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "my_reduce_scatter_step": {
-        # no copies: at a step, rank r changes chunk (r-step-1) and its right neighbour reads chunk (r-step),
-        # so updating in ring order reads nothing written in the same step
-        "no_copies_needed": """
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    buffers[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-""",
-        # np.array_split gives views into each buffer: add chunk views
-        "array_split_views": """
-parts = [np.array_split(b, p) for b in buffers]
-incoming = [parts[(r - 1) % p][(r - step - 1) % p].copy() for r in range(p)]
-for r in range(p):
-    parts[r][(r - step - 1) % p] += incoming[r]
-""",
-        # a snapshot of every buffer first, then the additions from the snapshot, ranks in reverse order
-        "snapshot_then_add": """
-snapshot = [b.copy() for b in buffers]
-for r in reversed(range(p)):
-    lo, hi = bounds[(r - step - 1) % p]
-    np.add(buffers[r][lo:hi], snapshot[(r - 1) % p][lo:hi], out=buffers[r][lo:hi])
+    "vgg19_conv_cost": {
+        # math.ceil on the halved side, and the sum written with NumPy (cast back to Python ints)
+        "ceil_and_numpy": """
+import math
+rows = []
+for name in vgg19.CONV_LAYERS:
+    shape = vgg19.WEIGHT_SHAPES[name][0]
+    side = size
+    for _ in range(int(name[len("conv")]) - 1):
+        side = math.ceil(side / 2)
+    rows.append(side * side * int(np.prod(shape)))
+macs = int(np.sum(np.array(rows, dtype=np.int64)))
+return macs, macs * 2
 """,
     },
-    "my_allgather_step": {
-        # no copies: rank r writes chunk (r-step), its right neighbour reads chunk (r+1-step)
-        "no_copies_needed": """
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    buffers[r][lo:hi] = buffers[(r - 1) % p][lo:hi]
+    "style_layer_loss": {
+        # an explicit transpose instead of transpose_a, the constant split in two divisions
+        "transpose_then_matmul": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(aics.transpose(f), f)
+sq = aics.reduce_sum(aics.square(gram - target_gram))
+return sq / float(2 * c * h * w) / float(2 * c * h * w)
 """,
-        # np.array_split views
-        "array_split_views": """
-parts = [np.array_split(b, p) for b in buffers]
-incoming = [parts[(r - 1) % p][(r - step) % p].copy() for r in range(p)]
-for r in range(p):
-    parts[r][(r - step) % p][...] = incoming[r]
+        # float64 all through, cast back to float32 at the end
+        "float64_then_cast": """
+_, h, w, c = features.shape.as_list()
+f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
+gram = aics.matmul(f, f, transpose_a=True)
+diff = gram - aics.cast(target_gram, aics.float64)
+return aics.cast(aics.reduce_sum(diff * diff) / float(4 * c * c * (h * w) ** 2), aics.float32)
 """,
-    },
-    "my_ring_allreduce": {
-        # chunks as np.array_split views, Send then Recv, float64 accumulation cast back
-        "array_split_send_recv": """
-acc = buf.astype(np.float64)
-parts = np.array_split(acc, p)
-for phase in ("reduce-scatter", "allgather"):
-    for step in range(p - 1):
-        send = (r - step) % p if phase == "reduce-scatter" else (r + 1 - step) % p
-        got = (r - step - 1) % p if phase == "reduce-scatter" else (r - step) % p
-        incoming = np.empty_like(parts[got])
-        comm.Send(parts[send].copy(), dest=(r + 1) % p)
-        comm.Recv(incoming, source=(r - 1) % p)
-        if phase == "reduce-scatter":
-            parts[got] += incoming
-        else:
-            parts[got][...] = incoming
-buf = acc.astype(buf.dtype)
+        # the mean over the C x C entries, times C^2 folded into the constant
+        "reduce_mean": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [-1, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * (h * w) ** 2)
 """,
     },
 }
+

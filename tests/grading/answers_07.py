@@ -1,202 +1,277 @@
-"""Plausible wrong answers for notebook 07 (mixed precision): the loss-scaling lab, (a) the dynamic
-loss-scale rule ``update_loss_scale``, (b) ``unscale_and_check``, (c) ``loss_scaled_step``.
+"""Plausible wrong answers for notebook 07 (op-registration), and other correct ones.
 
-Each replaces the solution of its exercise and must lose exactly that exercise's points.
+Each replaces the release stub of one exercise: ``define_power_difference``,
+``power_difference_kernel`` and ``power_difference_grad`` (the new-op lab, section 2) and
+``_tan_grad(op, grad)`` (the gradient registered for ``Tan``); a wrong one must lose its
+exercise's points inside its locked test cell, a correct one must score them. The graph
+``gradients`` lab that followed is now its own chapter (answers_08.py).
 """
 
 WRONG_ANSWERS = {
-    "loss_scale_rule": {
-        "no_floor_at_one": """
-if not grads_finite:
-    return scale / 2.0, 0, False
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+    "power_difference_opdef": {
+        # the library's broadcasting shape function: not written by the student
+        "calls_the_library_shape_fn": """
+from aicslib.framework.common_shapes import broadcast_binary_op_shape
+(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
+    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(broadcast_binary_op_shape))
 """,
-        "counter_kept_on_overflow": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), counter, False
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        "copies_the_reference": """
+from workbook.references.power_difference import define_power_difference as reference
+reference()
 """,
-        "grows_one_step_late": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), 0, False
-if counter >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # the output has x's shape: no broadcasting
+        "shape_of_x": """
+(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
+    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(lambda ctx: ctx.input_shape(0)))
 """,
-        "applies_the_overflowed_step": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), 0, True
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # an unknown dimension wins over a known one: [None, 3] and [3] give [None, None]
+        "unknown_wins": """
+def shape_fn(ctx):
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a.rank is None or b.rank is None:
+        return TensorShape(None)
+    n = max(a.rank, b.rank)
+    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
+    dims = []
+    for p, q in zip(da, db):
+        if p is None or q is None:
+            dims.append(None)
+        elif p != q and 1 not in (p, q):
+            raise ValueError("dimensions do not broadcast")
+        else:
+            dims.append(max(p, q))
+    return TensorShape(dims)
+(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
+    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
 """,
-        "doubles_past_float32": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), 0, False
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # aligned from the left instead of the right
+        "aligned_from_the_left": """
+def shape_fn(ctx):
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a.rank is None or b.rank is None:
+        return TensorShape(None)
+    n = max(a.rank, b.rank)
+    da, db = list(a.dims) + [1] * (n - a.rank), list(b.dims) + [1] * (n - b.rank)
+    dims = []
+    for p, q in zip(da, db):
+        if p is not None and q is not None and p != q and 1 not in (p, q):
+            raise ValueError("dimensions do not broadcast")
+        known = [d for d in (p, q) if d is not None and d != 1]
+        dims.append(known[0] if known else (1 if p == q == 1 else None))
+    return TensorShape(dims)
+(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
+    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
 """,
-        # floor division: gives 1 for scale 3 where Keras gives 1.5
-        "floor_divides_the_scale": """
-if not grads_finite:
-    return max(scale // 2, 1.0), 0, False
-if counter + 1 >= growth_steps:
-    doubled = scale * 2.0
-    return (doubled if doubled <= float(np.finfo(np.float32).max) else scale), 0, True
-return scale, counter + 1, True
+        # pow as a float attr without a default
+        "pow_float_no_default": """
+def shape_fn(ctx):
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a.rank is None or b.rank is None:
+        return TensorShape(None)
+    n = max(a.rank, b.rank)
+    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
+    dims = []
+    for p, q in zip(da, db):
+        known = [d for d in (p, q) if d is not None and d != 1]
+        dims.append(known[0] if known else (1 if p == q == 1 else None))
+    return TensorShape(dims)
+(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
+    .attr("T: {half, float, double}").attr("pow: float").set_shape_fn(shape_fn))
 """,
-        "library_loss_scale_optimizer": """
-opt = aics.mixed_precision.LossScaleOptimizer(aics.train.GradientDescentOptimizer(0.0),
-                                              initial_scale=max(scale, 1.0),
-                                              dynamic_growth_steps=growth_steps)
-opt.dynamic_counter.assign(counter)
-w = aics.Variable([0.0])
-g = aics.constant([0.0 if grads_finite else np.inf])
-opt.apply_gradients([(g, w)])
-return float(opt.loss_scale.numpy()), int(opt.dynamic_counter.numpy()), bool(grads_finite)
-""",
-        "calls_the_package_reference": """
-from workbook.references.loss_scale import update_loss_scale as reference
-return reference(scale, counter, grads_finite, growth_steps)
-""",
-    },
-    "unscale_and_check": {
-        # the library checks finiteness
-        "library_call": """
-grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
-return grads, all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in grads)
-""",
-        # divided in float16: small gradients underflow again, large ones were never representable
-        "unscales_in_float16": """
-grads = [(np.asarray(g).astype(np.float16) / np.float16(scale)).astype(np.float32) for g in scaled_grads]
-return grads, all(bool(np.isfinite(g).all()) for g in grads)
-""",
-        # np.isinf: a NaN gradient passes as finite
-        "checks_only_inf": """
-grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
-return grads, not any(bool(np.isinf(g).any()) for g in grads)
-""",
-        # multiplied by the scale instead of divided
-        "multiplies_by_the_scale": """
-grads = [np.asarray(g, np.float32) * np.float32(scale) for g in scaled_grads]
-return grads, all(bool(np.isfinite(g).all()) for g in grads)
-""",
-        # only the first gradient checked
-        "checks_only_the_first_gradient": """
-grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
-return grads, bool(np.isfinite(grads[0]).all())
-""",
-        "calls_the_package_reference": """
-from workbook.references.loss_scale import unscale_and_check as reference
-return reference(scaled_grads, scale)
-""",
-        # the package reference's arithmetic copied in float64: right values, float64 arrays
-        "copies_the_package_reference_in_float64": """
-grads = [np.asarray(g, np.float64) / scale for g in scaled_grads]
-return grads, all(bool(np.isfinite(g).all()) for g in grads)
+        # incompatible shapes accepted: the larger dimension is taken
+        "never_rejects": """
+def shape_fn(ctx):
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a.rank is None or b.rank is None:
+        return TensorShape(None)
+    n = max(a.rank, b.rank)
+    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
+    dims = []
+    for p, q in zip(da, db):
+        known = [d for d in (p, q) if d is not None and d != 1]
+        dims.append(max(known) if known else (1 if p == q == 1 else None))
+    return TensorShape(dims)
+(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
+    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
 """,
     },
-    "loss_scaled_step": {
-        # finiteness from aicslib
-        "library_call": """
-scale = state["scale"]
-scaled = compute_scaled_grads(scale)
-finite = all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in scaled)
-grads, _ = unscale_and_check(scaled, scale)
-if finite:
-    apply_gradients(grads)
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
+    "power_difference_kernel": {
+        "y_minus_x": """
+return np.power(y - x, pow)
 """,
-        # the scaled gradients applied (Adam barely notices, but the update is not the gradient's)
-        "applies_scaled_gradients": """
-scale = state["scale"]
-scaled = compute_scaled_grads(scale)
-_, finite = unscale_and_check(scaled, scale)
-if finite:
-    apply_gradients(scaled)
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
+        "difference_of_powers": """
+return np.power(x, pow) - np.power(y, pow)
 """,
-        # an overflowed step applied with its non-finite entries replaced by 0
-        "zeros_instead_of_skipping": """
-scale = state["scale"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-apply_gradients([np.where(np.isfinite(g), g, np.float32(0)) for g in grads])
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
+        "always_squared": """
+return np.square(x - y)
 """,
-        # the scale updated first, and the gradients divided by the new one
-        "unscales_with_the_new_scale": """
-scale = state["scale"]
-scaled = compute_scaled_grads(scale)
-_, finite = unscale_and_check(scaled, scale)
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-grads, _ = unscale_and_check(scaled, state["scale"])
-if finite:
-    apply_gradients(grads)
-return finite
+        # float64 out whatever came in
+        "float64_out": """
+return np.power(np.asarray(x, np.float64) - y, pow)
 """,
-        # the counter never stored: the scale never grows
-        "counter_not_stored": """
-scale = state["scale"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-if finite:
-    apply_gradients(grads)
-state["scale"], _, _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
+        # an op inside the kernel: the library computes it
+        "calls_the_library": """
+return aics.pow(aics.constant(x) - aics.constant(y), float(pow)).numpy()
 """,
-        "calls_the_package_reference": """
-from workbook.references.loss_scale import loss_scaled_step as reference
-return reference(compute_scaled_grads, apply_gradients, state, growth_steps)
+        "copies_the_reference": """
+from workbook.references.power_difference import power_difference_kernel as reference
+return reference(x, y, pow)
 """,
-        # the package reference's dynamic_scaling_step copied: it returns the new state instead of updating it
-        "copies_the_package_reference": """
-scale, counter = state["scale"], state["counter"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-if finite:
-    apply_gradients(grads)
-new_scale, new_counter, _ = update_loss_scale(scale, counter, finite, growth_steps)
-return new_scale, new_counter, finite
+    },
+    "power_difference_gradient": {
+        # broadcasting not undone: the gradient of y has the broadcast shape
+        "not_summed_to_shape": """
+x, y = op.inputs
+p = op.get_attr("pow")
+dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
+return dx, -dx
+""",
+        "dy_not_negated": """
+x, y = op.inputs
+p = op.get_attr("pow")
+dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
+return sum_to_shape(dx, x), sum_to_shape(dx, y)
+""",
+        "forgot_upstream_grad": """
+x, y = op.inputs
+p = op.get_attr("pow")
+dx = float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
+return sum_to_shape(dx, x), sum_to_shape(-dx, y)
+""",
+        "exponent_not_lowered": """
+x, y = op.inputs
+p = op.get_attr("pow")
+dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p)
+return sum_to_shape(dx, x), sum_to_shape(-dx, y)
+""",
+        # NumPy on eager values: fails when a graph is built
+        "numpy_not_ops": """
+x, y = op.inputs
+p = op.get_attr("pow")
+d = grad.numpy() * p * np.power(x.numpy() - y.numpy(), p - 1)
+return sum_to_shape(aics.constant(d), x), sum_to_shape(aics.constant(-d), y)
+""",
+        # another op's registered gradient does the work (SquaredDifference is (x - y)^2)
+        "library_gradient_of_another_op": """
+x, y = op.inputs
+p = op.get_attr("pow")
+if aics.executing_eagerly():
+    with aics.GradientTape() as t:
+        t.watch([x, y])
+        z = aics.pow(x - y, float(p))
+    return t.gradient(z, [x, y], output_gradients=grad)
+return aics.gradients(aics.pow(x - y, float(p)), [x, y], grad_ys=[grad])
+""",
+        "copies_the_reference": """
+from workbook.references.power_difference import power_difference_grad as reference
+return reference(op, grad)
+""",
+    },
+    "tan_gradient": {
+        # the chain rule: the upstream gradient is not multiplied in
+        "forgot_upstream_grad": """
+return 1.0 + aics.square(op.outputs[0])
+""",
+        "missing_one_plus": """
+return grad * aics.square(op.outputs[0])
+""",
+        # NumPy on the eager value: right numbers eagerly, fails when a graph is built
+        "numpy_not_ops": """
+return grad * (1.0 + np.tan(op.inputs[0].numpy()) ** 2)
+""",
+        "cos_not_squared": """
+return grad / aics.cos(op.inputs[0])
+""",
+        # sign errors
+        "tanh_rule_one_minus": """
+return grad * (1.0 - aics.square(op.outputs[0]))
+""",
+        "negated": """
+return -grad * (1.0 + aics.square(op.outputs[0]))
+""",
+        "tan_squared_minus_one": """
+return grad * (aics.square(op.outputs[0]) - 1.0)
+""",
+        # the library's registered gradient of the op with the nearest name
+        "library_tanh_gradient": """
+return aics.gradient_registry.function("Tanh")(op, grad)
+""",
+        # right numbers, but differentiates sin/cos with the library's registered gradients
+        "library_gradients_of_sin_over_cos": """
+x = op.inputs[0]
+if aics.executing_eagerly():
+    with aics.GradientTape() as t:
+        t.watch(x)
+        y = aics.sin(x) / aics.cos(x)
+    return t.gradient(y, x, output_gradients=grad)
+return aics.gradients(aics.sin(x) / aics.cos(x), [x], grad_ys=[grad])[0]
+""",
+        # a constant derivative: right at x = 0 only
+        "derivative_at_zero": """
+return grad * 1.0
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "loss_scale_rule": {
-        # the float32 bound checked with np.isfinite on a float32 product instead of a comparison
-        "float32_product": """
-if not grads_finite:
-    return max(scale * 0.5, 1.0), 0, False
-if counter + 1 < growth_steps:
-    return scale, counter + 1, True
-with np.errstate(over="ignore"):
-    doubled = np.float32(scale) * np.float32(2)
-return (float(doubled) if np.isfinite(doubled) else scale), 0, True
+    "power_difference_opdef": {
+        # the rule with TensorShape.dims padded by reversing, as TF's helper walks from the right
+        "walks_from_the_right": """
+def shape_fn(ctx):
+    a, b = ctx.input_shape(0), ctx.input_shape(1)
+    if a.rank is None or b.rank is None:
+        return TensorShape(None)
+    ra, rb = list(reversed(a.dims)), list(reversed(b.dims))
+    out = []
+    for i in range(max(len(ra), len(rb))):
+        p = ra[i] if i < len(ra) else 1
+        q = rb[i] if i < len(rb) else 1
+        if p == 1:
+            out.append(q)
+        elif q == 1:
+            out.append(p)
+        elif p is None or q is None:
+            out.append(q if p is None else p)
+        elif p == q:
+            out.append(p)
+        else:
+            raise ValueError(f"Dimensions must be equal, but are {p} and {q}")
+    return TensorShape(list(reversed(out)))
+b = aics.register_op(OP)
+b.attr("pow: int = 2").attr("T: {float, half, double}")
+b.input("x: T").input("y: T").output("z: T").set_shape_fn(shape_fn)
 """,
     },
-    "unscale_and_check": {
-        # np.divide with a float32 result, finiteness of the scaled gradients (dividing keeps inf and NaN)
-        "divide_with_dtype": """
-finite = all(bool(np.isfinite(np.asarray(g)).all()) for g in scaled_grads)
-return [np.divide(g, scale, dtype=np.float32) for g in scaled_grads], finite
+    "power_difference_kernel": {
+        # float64 for the arithmetic, then cast back
+        "float64_then_cast": """
+d = np.asarray(x, np.float64) - np.asarray(y, np.float64)
+return (d ** pow).astype(np.result_type(x, y))
 """,
     },
-    "loss_scaled_step": {
-        # the state read and written through locals, the update rule first
-        "rule_first": """
-scale, counter = state["scale"], state["counter"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-new_scale, new_counter, apply_step = update_loss_scale(scale, counter, finite, growth_steps)
-if apply_step:
-    apply_gradients(grads)
-state.update(scale=new_scale, counter=new_counter)
-return apply_step
+    "power_difference_gradient": {
+        # with Pow instead of the op itself, and dy from dx
+        "with_pow_and_multiply": """
+x, y = op.inputs
+p = op.get_attr("pow")
+diff = x - y
+g = grad * (float(p) * aics.pow(diff, float(p - 1)) if p != 1 else aics.ones_like(diff))
+return sum_to_shape(g, x), -sum_to_shape(g, y)
+""",
+    },
+    "tan_gradient": {
+        # sec^2 written as 1/cos^2 from the input
+        "one_over_cos_squared": """
+return grad / aics.square(aics.cos(op.inputs[0]))
+""",
+        "reciprocal_of_cos_squared": """
+c = aics.cos(op.inputs[0])
+return aics.reciprocal(c * c) * grad
+""",
+        # 1 + tan^2 with tan recomputed from the input instead of the forward output
+        "one_plus_tan_squared_recomputed": """
+t = aics.tan(op.inputs[0])
+return grad + grad * t * t
 """,
     },
 }

@@ -1,197 +1,334 @@
-"""Plausible wrong answers for notebook 10 (mnist-mlp).
+"""Plausible wrong answers for notebook 10 (convolution-internals), and other correct ones.
 
-Each replaces the release stub of its solution cell and must lose exactly that exercise's points.
+The lab "convolution as GEMM, both ways" has four exercises; each answer replaces the release stub of
+one of them (after its scaffold lines):
+
+- ``my_conv_output_size(n, k, stride, padding)`` (2 points);
+- ``my_im2col(x, kh, kw, stride, padding)`` (3), after ``N, H, W, C = x.shape`` and ``ph, pw = ...``;
+- ``my_conv2d_backprop_filter(x, dy, filter_shape, stride, padding)`` (3), after ``kh, kw, C, K = filter_shape``;
+- ``my_conv2d_backprop_input(dy, w, x_shape, stride, padding)`` (4), after ``N, H, W, C = x_shape``,
+  ``kh, kw, _, K = w.shape`` and ``ph, pw = ...``.
+
+A wrong one must lose its exercise's points inside the locked test cell, a correct one must score them.
+"""
+
+# The output size and the paddings, TF's rule, as most answers compute them.
+_GEOMETRY = """
+def size_and_pads(n, k, pad):
+    if pad == "VALID":
+        return (n - k) // stride + 1, 0, 0
+    if pad == "SAME":
+        out = (n + stride - 1) // stride
+        total = max((out - 1) * stride + k - n, 0)
+        return out, total // 2, total - total // 2
+    return (n + pad[0] + pad[1] - k) // stride + 1, pad[0], pad[1]
+
+Ho, pt, pb = size_and_pads(H, kh, ph)
+Wo, pl, pr = size_and_pads(W, kw, pw)
+"""
+
+# One strided slice per tap, stacked in (i, j, c) order.
+_TAPS = """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
+"""
+
+_SIZE_RULE = """
+if padding == "VALID":
+    return (n - k) // stride + 1, 0, 0
+if padding == "SAME":
+    out = (n + stride - 1) // stride
+    total = max((out - 1) * stride + k - n, 0)
+    return out, total // 2, total - total // 2
+before, after = padding
+return (n + before + after - k) // stride + 1, before, after
+"""
+
+# The backward passes' geometry, through the student's my_conv_output_size.
+_PADS = """
+Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+"""
+
+# col2im of dcols (N, Ho, Wo, kh, kw, C) into dxp, the tap loop of the reference.
+_COL2IM = """
+for i in range(kh):
+    for j in range(kw):
+        dxp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride] += dcols[:, :, :, i, j]
 """
 
 WRONG_ANSWERS = {
-    "loss_and_dlogits": {
-        # the library's softmax
+    "my_conv_output_size": {
         "library_call": """
-n = len(y)
-p = aics.nn.softmax(logits).numpy()
-loss = float(-np.mean(np.log(p[np.arange(n), y])))
-p[np.arange(n), y] -= 1
-return loss, p / n
+if isinstance(padding, str):
+    return get_windowed_output_size(n, k, stride, 1, padding)
+before, after = padding
+return (n + before + after - k) // stride + 1, before, after
 """,
-        # the batch mean's 1/B forgotten in the gradient
-        "no_one_over_b": """
-n = len(y)
-z = logits - logits.max(axis=1, keepdims=True)
-log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
-d = np.exp(z - log_sum)
-d[np.arange(n), y] -= 1
-return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), d
+        "package_reference": """
+from workbook.references.im2col import output_size_and_padding
+return output_size_and_padding(n, k, stride, padding)
 """,
-        # the softmax alone: the one-hot never subtracted
-        "onehot_not_subtracted": """
-n = len(y)
-z = logits - logits.max(axis=1, keepdims=True)
-log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
-return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), np.exp(z - log_sum) / n
+        "odd_pixel_before": _SIZE_RULE.replace("total // 2, total - total // 2", "total - total // 2, total // 2"),
+        # the stride-1 rule for every stride: "SAME pads k - 1"
+        "same_pads_k_minus_1": _SIZE_RULE.replace("max((out - 1) * stride + k - n, 0)", "k - 1"),
+        "same_size_ignores_stride": _SIZE_RULE.replace("out = (n + stride - 1) // stride", "out = n"),
+        "negative_padding": _SIZE_RULE.replace("max((out - 1) * stride + k - n, 0)", "(out - 1) * stride + k - n"),
+        "valid_floor_without_plus_one": _SIZE_RULE.replace("return (n - k) // stride + 1, 0, 0",
+                                                           "return (n - k) // stride, 0, 0"),
+        "valid_rounds_n_over_stride": _SIZE_RULE.replace("return (n - k) // stride + 1, 0, 0",
+                                                         "return (n - k + 1) // stride, 0, 0"),
+    },
+    "my_conv2d_backprop_filter": {
+        "library_call": """
+return aics.nn.conv2d_backprop_filter(x, filter_shape, dy, [1, stride, stride, 1], padding).numpy()
 """,
-        # exp of the raw logits: overflows at 1000
-        "max_not_subtracted": """
-n = len(y)
-with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-    e = np.exp(logits)
-    p = e / e.sum(axis=1, keepdims=True)
-    loss = float(-np.mean(np.log(p[np.arange(n), y])))
-p[np.arange(n), y] -= 1
-return loss, p / n
+        "package_reference": """
+from workbook.references.conv_backprop import conv2d_backprop_filter
+return conv2d_backprop_filter(x, dy, filter_shape, stride, padding)
 """,
-        # the max subtracted in place: the caller's logits change
-        "changes_the_logits_in_place": """
-n = len(y)
-logits -= logits.max(axis=1, keepdims=True)
-log_sum = np.log(np.exp(logits).sum(axis=1, keepdims=True))
-d = np.exp(logits - log_sum)
-d[np.arange(n), y] -= 1
-return float(np.mean(log_sum[:, 0] - logits[np.arange(n), y])), d / n
+        # the input gradient's 180-degree rotation, applied where it does not belong
+        "rotated_filter": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)[::-1, ::-1]
 """,
-        "calls_the_package_reference": """
-from workbook.references.mlp import loss_and_dlogits as reference
-return reference(logits, y)
+        # the loss is a sum, not a mean over the batch
+        "averaged_over_batch": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape) / x.shape[0]
 """,
-        # the version this chapter used to print, copied: log(p + 1e-12) caps the loss of a confident mistake
-        "copies_the_old_chapter_code": """
-z = logits - logits.max(axis=1, keepdims=True)
-p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-n = len(y)
-loss = float(-np.mean(np.log(p[np.arange(n), y] + 1e-12)))
-p[np.arange(n), y] -= 1.0
-return loss, p / n
+        # (K, kh*kw*C) reshaped as if it were (kh*kw*C, K)
+        "product_the_wrong_way_round": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return (dy.reshape(-1, K).T @ cols).reshape(filter_shape)
 """,
-        # stable, but one Python iteration per sample
-        "loop_over_samples": """
-n = len(y)
-d = np.empty_like(logits)
-total = 0.0
-for i in range(n):
-    z = logits[i] - logits[i].max()
-    p = np.exp(z) / np.exp(z).sum()
-    total += -np.log(p[y[i]])
-    p[y[i]] -= 1
-    d[i] = p / n
-return float(total / n), d
+        "stride_ignored": """
+cols = my_im2col(x, kh, kw, 1, padding)
+return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)
+""",
+        "float64_result": """
+cols = my_im2col(x, kh, kw, stride, padding).astype(np.float64)
+return (cols.T @ dy.reshape(-1, K).astype(np.float64)).reshape(filter_shape)
+""",
+        # the definition's sums, one output pixel at a time
+        "loop_per_pixel": """
+N, H, W, _ = x.shape
+ph, pw = (padding, padding) if isinstance(padding, str) else padding
+Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+dw = np.zeros(filter_shape, dtype=x.dtype)
+for oh in range(Ho):
+    for ow in range(Wo):
+        window = xp[:, oh * stride:oh * stride + kh, ow * stride:ow * stride + kw]
+        dw += np.einsum("nijc,nk->ijck", window, dy[:, oh, ow])
+return dw
 """,
     },
-    "mlp_backward": {
-        "relu_masks_missing": """
-grads["W3"] = h2.T @ dlogits
-grads["b3"] = dlogits.sum(axis=0)
-dh2 = dlogits @ params["W3"].T
-grads["W2"] = h1.T @ dh2
-grads["b2"] = dh2.sum(axis=0)
-dh1 = dh2 @ params["W2"].T
-grads["W1"] = x.T @ dh1
-grads["b1"] = dh1.sum(axis=0)
+    "my_conv2d_backprop_input": {
+        "library_call": """
+return aics.nn.conv2d_backprop_input(x_shape, w, dy, [1, stride, stride, 1], padding).numpy()
 """,
-        "bias_mean_not_sum": """
-grads["W3"] = h2.T @ dlogits
-grads["b3"] = dlogits.mean(axis=0)
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = h1.T @ dh2
-grads["b2"] = dh2.mean(axis=0)
-dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
-grads["W1"] = x.T @ dh1
-grads["b1"] = dh1.mean(axis=0)
+        "package_reference": """
+from workbook.references.conv_backprop import conv2d_backprop_input
+return conv2d_backprop_input(dy, w, x_shape, stride, padding)
 """,
-        "transposed_weight_grads": """
-grads["W3"] = dlogits.T @ h2
-grads["b3"] = dlogits.sum(axis=0)
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = dh2.T @ h1
-grads["b2"] = dh2.sum(axis=0)
-dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
-grads["W1"] = dh1.T @ x
-grads["b1"] = dh1.sum(axis=0)
+        # col2im writes instead of adding: overlapping windows keep only the last tap
+        "assigns_instead_of_adding": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM.replace("+=", "=") + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        # the padding cut off at the end only (the top/left padding stays in)
+        "crops_the_wrong_side": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM + "return dxp[:, :H, :W]\n",
+        # W reshaped to (K, kh*kw*C) instead of transposed
+        "reshape_instead_of_transpose": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(K, -1)).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        # "the input gradient convolves with the rotated filter", mixed into the GEMM form
+        "rotated_filter": _PADS + """
+dcols = (dy.reshape(-1, K) @ w[::-1, ::-1].reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        "float64_result": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C))
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        "loop_per_pixel": _PADS + """
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
+wm = w.reshape(-1, K).T
+for oh in range(Ho):
+    for ow in range(Wo):
+        dxp[:, oh * stride:oh * stride + kh, ow * stride:ow * stride + kw] += (dy[:, oh, ow] @ wm).reshape(N, kh, kw, C)
+return dxp[:, pt:pt + H, pl:pl + W]
 """,
-        "framework_autodiff": """
-ps = {k: aics.constant(v) for k, v in params.items()}
-with aics.GradientTape() as tape:
-    for v in ps.values():
-        tape.watch(v)
-    a = aics.nn.relu(aics.matmul(aics.constant(x), ps["W1"]) + ps["b1"])
-    a = aics.nn.relu(aics.matmul(a, ps["W2"]) + ps["b2"])
-    z = aics.matmul(a, ps["W3"]) + ps["b3"]
-    s = aics.reduce_sum(z * aics.constant(dlogits))
-grads.update({k: g.numpy() for k, g in zip(ps, tape.gradient(s, list(ps.values())))})
+    },
+    "my_im2col": {
+        # aicslib's own im2col (the geometry, the padding and the strided view)
+        "library_call": """
+Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
+Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
+xp = c2d.pad_nhwc(x, pt, pb, pl, pr)
+return np.ascontiguousarray(c2d.im2col_view(xp, kh, kw, Ho, Wo, (stride, stride))).reshape(N * Ho * Wo, kh * kw * C)
 """,
-        # 1/B applied again: dlogits from loss_and_dlogits already holds the batch mean's 1/B
-        "divides_by_the_batch_twice": """
-n = len(x)
-grads["W3"] = h2.T @ dlogits / n
-grads["b3"] = dlogits.sum(axis=0) / n
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = h1.T @ dh2 / n
-grads["b2"] = dh2.sum(axis=0) / n
-dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
-grads["W1"] = x.T @ dh1 / n
-grads["b1"] = dh1.sum(axis=0) / n
+        # the old scaffold's helper: the SAME rule is what the exercise asks for
+        "library_output_size": """
+Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
+Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
+""" + _TAPS,
+        # the package's reference, called
+        "package_reference": """
+from workbook.references.im2col import im2col as _reference
+return _reference(x, kh, kw, stride, padding)
 """,
-        # the ReLU after layer 2 is masked, the one after layer 1 forgotten
-        "first_relu_mask_missing": """
-grads["W3"] = h2.T @ dlogits
-grads["b3"] = dlogits.sum(axis=0)
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = h1.T @ dh2
-grads["b2"] = dh2.sum(axis=0)
-dh1 = dh2 @ params["W2"].T
-grads["W1"] = x.T @ dh1
-grads["b1"] = dh1.sum(axis=0)
+        # the definition, one output pixel at a time: right values, a Python loop per pixel
+        "loop_per_pixel": _GEOMETRY + """
+out = np.zeros((N * Ho * Wo, kh * kw * C), dtype=x.dtype)
+for n in range(N):
+    for oh in range(Ho):
+        for ow in range(Wo):
+            row = (n * Ho + oh) * Wo + ow
+            for i in range(kh):
+                for j in range(kw):
+                    r, c = oh * stride + i - pt, ow * stride + j - pl
+                    if 0 <= r < H and 0 <= c < W:
+                        out[row, (i * kw + j) * C:(i * kw + j + 1) * C] = x[n, r, c]
+return out
 """,
-        # the package's reference called instead of written
-        "copies_the_package_reference": """
-from workbook.references.mlp import mlp_backward
-grads.update(mlp_backward(params, cache, dlogits))
+        "channel_major_columns": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=-1).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # the larger half of the SAME padding on top: the odd pixel goes before
+        "symmetric_padding": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pb, pb), (pr, pr), (0, 0)))
+taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        "odd_pixel_before": _GEOMETRY.replace("total // 2, total - total // 2", "total - total // 2, total // 2")
+        + _TAPS,
+        "stride_ignored": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+taps = [xp[:, i:i + Ho, j:j + Wo] for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # SAME as "the output is as large as the input", whatever the stride
+        "same_size_ignores_stride": _GEOMETRY.replace("out = (n + stride - 1) // stride", "out = n") + _TAPS,
+        # the total SAME padding without max(., 0): negative when the window is smaller than the stride
+        "negative_padding": _GEOMETRY.replace("max((out - 1) * stride + k - n, 0)", "(out - 1) * stride + k - n")
+        + _TAPS,
+        "valid_one_row_short": _GEOMETRY.replace("return (n - k) // stride + 1, 0, 0", "return (n - k) // stride, 0, 0")
+        + _TAPS,
+        # float64 scratch space: the values are right, the dtype is not the input's
+        "float64_matrix": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+out = np.zeros((N, Ho, Wo, kh, kw, C))
+for i in range(kh):
+    for j in range(kw):
+        out[:, :, :, i, j] = xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+return out.reshape(N * Ho * Wo, kh * kw * C)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "loss_and_dlogits": {
-        # NumPy's log-sum-exp, an explicit one-hot
-        "logaddexp_and_onehot": """
-n = len(y)
-lse = np.logaddexp.reduce(logits, axis=1, keepdims=True)
-onehot = np.eye(logits.shape[1], dtype=logits.dtype)[y]
-loss = float(np.mean(lse[:, 0] - logits[np.arange(n), y]))
-return loss, ((np.exp(logits - lse) - onehot) / n).astype(logits.dtype)
-""",
-        # computed in float64, cast back at the end
-        "float64_then_cast": """
-z = np.asarray(logits, np.float64)
-z = z - z.max(axis=1, keepdims=True)
-total = np.exp(z).sum(axis=1, keepdims=True)
-n = len(y)
-loss = float(np.mean(np.log(total[:, 0]) - z[np.arange(n), y]))
-p = np.exp(z) / total
-p[np.arange(n), y] -= 1
-return loss, (p / n).astype(logits.dtype)
+    "my_conv_output_size": {
+        # math.ceil on floats, the VALID size as (n - k)//stride + 1
+        "math_ceil": """
+import math
+
+if padding == "SAME":
+    out = math.ceil(n / stride)
+    total = max(0, (out - 1) * stride + k - n)
+    return out, total // 2, (total + 1) // 2
+if padding == "VALID":
+    return (n - k) // stride + 1, 0, 0
+return (n + padding[0] + padding[1] - k) // stride + 1, padding[0], padding[1]
 """,
     },
-    "mlp_backward": {
-        # einsum for every product, the ReLU masks with np.where
-        "einsum_and_where": """
-grads["W3"] = np.einsum("bi,bj->ij", h2, dlogits)
-grads["b3"] = np.einsum("bj->j", dlogits)
-dh2 = np.where(h2 > 0, np.einsum("bj,ij->bi", dlogits, params["W3"]), 0)
-grads["W2"] = np.einsum("bi,bj->ij", h1, dh2)
-grads["b2"] = dh2.sum(axis=0)
-dh1 = np.where(h1 > 0, np.einsum("bj,ij->bi", dh2, params["W2"]), 0)
-grads["W1"] = np.einsum("bi,bj->ij", x, dh1)
-grads["b1"] = dh1.sum(axis=0)
+    "my_conv2d_backprop_filter": {
+        # no im2col matrix: one tensordot per tap over (n, oh, ow), in float64, then cast
+        "tap_tensordot_float64": """
+N, H, W, _ = x.shape
+ph, pw = (padding, padding) if isinstance(padding, str) else padding
+Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+xp = np.pad(x.astype(np.float64), ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+dw = np.empty(filter_shape)
+for i in range(kh):
+    for j in range(kw):
+        patch = xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        dw[i, j] = np.tensordot(patch, dy.astype(np.float64), axes=([0, 1, 2], [0, 1, 2]))
+return dw.astype(x.dtype)
 """,
-        # everything in float64, each gradient cast back to its parameter's dtype at the end
-        "float64_then_cast": """
-d = dlogits.astype(np.float64)
-a0, a1, a2 = (t.astype(np.float64) for t in (x, h1, h2))
-layers = [(3, a2, None), (2, a1, a2), (1, a0, a1)]
-for i, a, h in layers:
-    if h is not None:
-        d = (d @ params[f"W{i + 1}"].astype(np.float64).T) * (h > 0)
-    grads[f"W{i}"] = (a.T @ d).astype(params[f"W{i}"].dtype)
-    grads[f"b{i}"] = d.sum(axis=0).astype(params[f"b{i}"].dtype)
+        "einsum": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return np.einsum("pq,pk->qk", cols, dy.reshape(-1, K)).reshape(filter_shape)
+""",
+    },
+    "my_conv2d_backprop_input": {
+        # no loop at all: np.add.at with the (row, column) each (pixel, tap) read
+        "add_at": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+rows = (np.arange(Ho) * stride)[:, None, None, None] + np.arange(kh)[None, None, :, None]
+cols = (np.arange(Wo) * stride)[None, :, None, None] + np.arange(kw)[None, None, None, :]
+rows, cols = np.broadcast_arrays(rows, cols)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
+np.add.at(dxp, (slice(None), rows, cols), dcols)
+return dxp[:, pt:pt + H, pl:pl + W]
+""",
+        "float64_then_cast": _PADS + """
+dcols = (dy.astype(np.float64).reshape(-1, K) @ w.astype(np.float64).reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C))
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W].astype(dy.dtype)\n",
+    },
+    "my_im2col": {
+        # a loop over the taps writing into a preallocated array; math.ceil for the sizes
+        "tap_loop_into_array": """
+import math
+
+def geometry(n, k, pad):
+    if pad == "SAME":
+        out = math.ceil(n / stride)
+        total = max(0, (out - 1) * stride + k - n)
+        return out, total // 2, (total + 1) // 2
+    if pad == "VALID":
+        return math.ceil((n - k + 1) / stride), 0, 0
+    before, after = pad
+    return (n + before + after - k) // stride + 1, before, after
+
+Ho, top, bottom = geometry(H, kh, ph)
+Wo, left, right = geometry(W, kw, pw)
+xp = np.zeros((N, H + top + bottom, W + left + right, C), dtype=x.dtype)
+xp[:, top:top + H, left:left + W] = x
+out = np.empty((N, Ho, Wo, kh, kw, C), dtype=x.dtype)
+for i in range(kh):
+    for j in range(kw):
+        out[:, :, :, i, j, :] = xp[:, i:i + stride * Ho:stride, j:j + stride * Wo:stride][:, :Ho, :Wo]
+return out.reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # NumPy's sliding_window_view: every window at once, then every stride-th one
+        "sliding_window_view": _GEOMETRY + """
+from numpy.lib.stride_tricks import sliding_window_view
+
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+windows = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :Ho, :Wo]   # N, Ho, Wo, C, kh, kw
+return np.ascontiguousarray(windows.transpose(0, 1, 2, 4, 5, 3)).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # no loop at all: index arrays for the rows and columns every (pixel, tap) reads
+        "fancy_indexing": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+rows = (np.arange(Ho) * stride)[:, None, None, None] + np.arange(kh)[None, None, :, None]
+cols = (np.arange(Wo) * stride)[None, :, None, None] + np.arange(kw)[None, None, None, :]
+return xp[:, rows, cols].reshape(N * Ho * Wo, kh * kw * C)
 """,
     },
 }

@@ -1,343 +1,249 @@
-"""Wrong answers for notebook 12 (sparse training): the exercise ``magnitude_mask``."""
+"""Plausible wrong answers for notebook 12 (graph pruning and VLOG logs), and other correct ones, keyed
+by grade_id.
+
+Each replaces the body of ``parse_vlog`` between ``result = {...}`` and ``return result`` (or the
+body of ``prune_graph_def``); a wrong one must lose the exercise's 3 points inside its locked test
+cell, a correct one must score them. Most wrong answers are a right answer with one mistake, so each
+is caught for its own reason."""
+
+# A right parser: the first run only (it ends at a second pruning line or where a node executes again).
+_RIGHT = """
+for line in text.splitlines():
+    m = PREFIX.match(line)
+    if m is None:
+        continue
+    msg = m.group(1)
+    p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
+    if msg.startswith("Pruning graph for fetches") and p:
+        if result["kept"] is not None:
+            break
+        result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
+    elif msg.startswith("Pruned (not needed by the fetches): "):
+        result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]
+    elif msg.startswith("Placing node '"):
+        p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
+        result["placement"][p.group(1)] = p.group(2)
+    elif msg.startswith("Executing kernel "):
+        name = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg).group(1)
+        if name in result["executed"]:
+            break
+        result["executed"].append(name)
+"""
+
+
+def _with(old, new):
+    assert old in _RIGHT, old
+    return _RIGHT.replace(old, new)
+
+
+# A right pruning, with the steps a wrong answer changes in braces.
+_PRUNE = """
+def split(name):
+    if name.startswith("^"):
+        return name[1:], None
+    node, sep, port = name.rpartition(":")
+    return (node, int(port)) if sep and port.isdigit() else (name, 0)
+nodes = {{n["name"]: n for n in graph_def["node"]}}
+fed = {FED}
+needed = set()
+stack = {START}
+while stack:
+    name = stack.pop()
+    if name in needed:
+        continue
+    needed.add(name)
+    for inp in nodes[name]["input"]:
+        src, port = split(inp)
+        if {FOLLOW}:
+            stack.append(src)
+return {RESULT}
+"""
+_PRUNE_RIGHT = dict(FED="{split(t) for t in feeds}",
+                    START='[split(f)[0] for f in fetches if not (":" in f and split(f) in fed)]',
+                    FOLLOW="port is None or (src, port) not in fed",
+                    RESULT='[n["name"] for n in graph_def["node"] if n["name"] in needed]')
+
+
+def _prune(**wrong):
+    return _PRUNE.format(**{**_PRUNE_RIGHT, **wrong})
+
 
 WRONG_ANSWERS = {
-    "magnitude_mask": {
-        # int() floors (1 - s) * n instead of rounding it: keeps one weight too few at s=0.22.
-        "floor_instead_of_round": """
-k = max(int(w.size * (1.0 - s)), 1)
-threshold = np.sort(np.abs(w), axis=None)[w.size - k]
-return (np.abs(w) >= threshold).astype(w.dtype)
-""",
-        # strict > against the (k+1)-th largest: exactly k kept without ties, but weights tied
-        # at the threshold are dropped (and at s=0 the index wraps to the largest weight).
-        "strict_threshold_drops_ties": """
-k = max(int(round(w.size * (1.0 - s))), 1)
-threshold = np.sort(np.abs(w), axis=None)[w.size - k - 1]
-return (np.abs(w) > threshold).astype(w.dtype)
-""",
-        # ranks signed values: large negative weights are pruned first.
-        "signed_not_magnitude": """
-k = max(int(round(w.size * (1.0 - s))), 1)
-threshold = np.sort(w, axis=None)[w.size - k]
-return (w >= threshold).astype(w.dtype)
-""",
-        # forgets max(..., 1): at very high sparsity no weight survives (index error or all zeros).
-        "no_weight_kept_at_high_sparsity": """
-k = int(round(w.size * (1.0 - s)))
-if k == 0:
-    return np.zeros_like(w)
-threshold = np.sort(np.abs(w), axis=None)[w.size - k]
-return (np.abs(w) >= threshold).astype(w.dtype)
-""",
-        # the shortcut: the library's own implementation.
+    "prune_graph_def": {
+        # data edges only: a node needed through a control edge (^x) is pruned
+        "ignores_control_edges": _prune(FOLLOW="port is not None and (src, port) not in fed"),
+        # feeds ignored: the fed placeholder (and everything above a fed tensor) is kept
+        "ignores_feeds": _prune(FED="set()"),
+        # a fed tensor cuts its whole node: split is dropped though split:0 is still read
+        "cuts_the_whole_node": _prune(FED="{split(t)[0] for t in feeds}",
+                                      START="[split(f)[0] for f in fetches if split(f)[0] not in fed]",
+                                      FOLLOW="port is None or src not in fed"),
+        # compares input strings with feed names: "n3" never equals "n3:0", so nothing is cut
+        "feed_names_compared_as_strings": _prune(FED="set(feeds)",
+                                                 START="[split(f)[0] for f in fetches if f not in fed]",
+                                                 FOLLOW="inp.lstrip('^') not in fed"),
+        # a fetch that is itself fed still runs its producer
+        "runs_a_fed_fetch": _prune(START="[split(f)[0] for f in fetches]"),
+        # the right set, alphabetical: graph_def's order is lost
+        "sorted_not_graph_order": _prune(RESULT="sorted(needed)"),
+        # the runtime's own pruning, called
         "calls_the_library": """
-return sparsity.magnitude_mask(w, s)
+import aicslib as aics
+from aicslib.visualize import needed_ops as _needed
+g = aics.Graph()
+with g.as_default():
+    aics.import_graph_def(graph_def, name="")
+needed = _needed(g, list(fetches), feeds={g.get_tensor_by_name(t): 0.0 for t in feeds})
+return [n["name"] for n in graph_def["node"] if n["name"] in needed]
 """,
-        # the threshold as the s-quantile of |w|: interpolates, so n = 10, s = 0.25 keeps 7 where
-        # tfmot keeps round(7.5) = 8
-        "quantile_threshold": """
-threshold = np.quantile(np.abs(w), s)
-return (np.abs(w) >= threshold).astype(w.dtype)
-""",
-        # rounds halves up (int(x + 0.5)): n = 10, s = 0.75 keeps 3 where tf.round gives 2
-        "rounds_halves_up": """
-k = max(int(w.size * (1.0 - s) + 0.5), 1)
-threshold = np.sort(np.abs(w), axis=None)[w.size - k]
-return (np.abs(w) >= threshold).astype(w.dtype)
-""",
-        # right weights, but a boolean mask: not the weights' dtype
-        "boolean_mask": """
-k = max(int(round(w.size * (1.0 - s))), 1)
-threshold = np.sort(np.abs(w), axis=None)[w.size - k]
-return np.abs(w) >= threshold
-""",
-        # the package's brute-force reference called instead of written
         "copies_the_package_reference": """
-from workbook.references.pruning import keep
-return keep(w, s)[0].astype(w.dtype)
+from workbook.references.graph_prune import prune_graph_def as _reference
+return _reference(graph_def, fetches, feeds)
+""",
+    },
+    "parse_vlog": {
+        # the kernels' order is what 5.10 asks about; sorting it loses the topological order
+        "execution_order_sorted": _RIGHT + """
+result["executed"].sort()
+""",
+        # sorted names: the log's order (the graph's) is lost; the log above is not alphabetical
+        "pruned_sorted": _with('result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]',
+                               'result["pruned"] = sorted(s.strip() for s in msg.split(": ", 1)[1].split(","))'),
+        # \\w+ stops at the '/' of a name scope: 'layer/h' is read as 'layer'
+        "names_without_scopes": """
+for line in text.splitlines():
+    m = PREFIX.match(line)
+    if m is None:
+        continue
+    msg = m.group(1)
+    p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
+    if msg.startswith("Pruning graph for fetches") and p:
+        if result["kept"] is not None:
+            break
+        result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
+    elif msg.startswith("Pruned (not needed by the fetches): "):
+        result["pruned"] = re.findall(r"\\w+", msg.split(": ", 1)[1])
+    elif msg.startswith("Placing node '"):
+        p = re.match(r"Placing node '(\\w+)", msg)
+        result["placement"][p.group(1)] = msg.split(" on ")[1].split(";")[0]
+    elif msg.startswith("Executing kernel "):
+        name = re.search(r"node '(\\w+)", msg).group(1)
+        if name in result["executed"]:
+            break
+        result["executed"].append(name)
+""",
+        # a log read with 2>&1 also holds the program's own printed lines, which carry no prefix
+        "every_line_has_a_prefix": _with("""    m = PREFIX.match(line)
+    if m is None:
+        continue
+    msg = m.group(1)""", """    msg = line.split("] ", 1)[1]"""),
+        # the requested device instead of where the node was placed (soft placement moved it)
+        "placement_from_the_graph_not_the_log": _with("""    elif msg.startswith("Placing node '"):
+        p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
+        result["placement"][p.group(1)] = p.group(2)
+""", "") + """
+for name in result["executed"]:
+    result["placement"][name] = "/device:MLU:0" if name.startswith("layer/s") else "/device:CPU:0"
+""",
+        # every run's kernels: the old rule, right on a log with one run only
+        "all_runs_executed": _with("""        if name in result["executed"]:
+            break
+""", "").replace("""        if result["kept"] is not None:
+            break
+""", ""),
+        # the first run ends at the next pruning line only: a second run of the same plan has none
+        "stops_only_at_a_pruning_line": _with("""        if name in result["executed"]:
+            break
+""", ""),
+        # the last run's plan: every pruning line starts the result afresh, every kernel line counts
+        "last_run_wins": _with("""        if result["kept"] is not None:
+            break
+""", """        result["pruned"], result["placement"], result["executed"] = [], {}, []
+""").replace("""        if name in result["executed"]:
+            break
+""", ""),
+        # the package's reference parser, called
+        "package_reference": """
+from workbook.references.vlog import parse_vlog as _reference
+return _reference(text)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "magnitude_mask": {
-        # np.partition (O(n)) and Python's round on the flattened magnitudes
-        "partition_and_python_round": """
-a = np.abs(w).ravel()
-k = max(round(a.size * (1 - s)), 1)
-threshold = np.partition(a, a.size - k)[a.size - k]
-return (np.abs(w) >= threshold).astype(w.dtype)
-""",
-        # a descending sort, np.round, np.where
-        "descending_sort_and_where": """
-k = max(int(np.round(w.size * (1.0 - s))), 1)
-threshold = np.sort(np.abs(w).reshape(-1))[::-1][k - 1]
-return np.where(np.abs(w) >= threshold, 1, 0).astype(w.dtype)
+    "prune_graph_def": {
+        # recursion over the consumers' inputs with a memo, fed tensors as "name:port" strings
+        "recursive_with_port_strings": """
+nodes = {n["name"]: n for n in graph_def["node"]}
+fed = {t if ":" in t else t + ":0" for t in feeds}
+needed = set()
+def visit(name):
+    if name in needed:
+        return
+    needed.add(name)
+    for inp in nodes[name]["input"]:
+        if inp.startswith("^"):
+            visit(inp[1:])
+        elif (inp if ":" in inp else inp + ":0") not in fed:
+            visit(inp.split(":")[0])
+for f in fetches:
+    if ":" in f and f in fed:
+        continue
+    visit(f.split(":")[0])
+order = [n["name"] for n in graph_def["node"]]
+return sorted(needed, key=order.index)
 """,
     },
-}
-
-
-
-# ---- the lab (exercise 5.12): schedule, one masked momentum-SGD step, the gradual-pruning loop ----
-
-WRONG_ANSWERS["polynomial_decay"] = {
-    # keeps pruning after end_step (the window has no end)
-    "prunes_after_end_step": """
-should_prune = step >= begin_step and (step - begin_step) % frequency == 0
-p = min(max((step - begin_step) / (end_step - begin_step), 0.0), 1.0)
-return should_prune, final_sparsity + (initial_sparsity - final_sparsity) * (1.0 - p) ** power
+    "parse_vlog": {
+        # runs told apart by the step id of the 'Process node: ID step N' lines
+        "step_ids": """
+first_step = None
+for line in text.splitlines():
+    m = PREFIX.match(line)
+    if not m:
+        continue
+    msg = m.group(1)
+    step = re.match(r"Process node: \\d+ step (\\d+) ", msg)
+    if step:
+        first_step = first_step or step.group(1)
+        if step.group(1) != first_step:
+            break
+        continue
+    kept = re.match(r"Pruning graph for fetches .*: keeping (\\d+) of (\\d+) nodes$", msg)
+    if kept:
+        if result["total"] is not None:
+            break
+        result["kept"], result["total"] = map(int, kept.groups())
+        continue
+    if msg.startswith("Pruned (not needed by the fetches):"):
+        result["pruned"] = [n for n in re.split(r",\\s*", msg.partition(":")[2].strip()) if n]
+    elif placed := re.match(r"Placing node '(.+?)' \\(\\w+\\) on (\\S+);", msg):
+        result["placement"][placed.group(1)] = placed.group(2)
+    elif ran := re.match(r"Executing kernel \\w+ for node '(.+?)' on ", msg):
+        result["executed"].append(ran.group(1))
 """,
-    # counts the frequency from step 0, not from begin_step: begin_step=3, frequency=7 prunes at 7, 14, ...
-    "frequency_from_step_zero": """
-should_prune = begin_step <= step <= end_step and step % frequency == 0
-p = min(max((step - begin_step) / (end_step - begin_step), 0.0), 1.0)
-return should_prune, final_sparsity + (initial_sparsity - final_sparsity) * (1.0 - p) ** power
+        # two passes: the messages of the first run first, then one regex per key over them
+        "cut_the_first_run_then_parse": """
+msgs = [m.group(1) for m in map(PREFIX.match, text.splitlines()) if m]
+end, seen, prunings = len(msgs), set(), 0
+for i, msg in enumerate(msgs):
+    ran = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg)
+    if msg.startswith("Pruning graph for fetches"):
+        prunings += 1
+    if prunings > 1 or (ran and ran.group(1) in seen):
+        end = i
+        break
+    if ran:
+        seen.add(ran.group(1))
+first = "\\n".join(msgs[:end])
+kept = re.search(r"^Pruning graph for fetches .*: keeping (\\d+) of (\\d+) nodes$", first, re.M)
+if kept:
+    result["kept"], result["total"] = int(kept.group(1)), int(kept.group(2))
+pruned = re.search(r"^Pruned \\(not needed by the fetches\\): (.*)$", first, re.M)
+if pruned:
+    result["pruned"] = pruned.group(1).split(", ")
+result["placement"] = dict(re.findall(r"^Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", first, re.M))
+result["executed"] = re.findall(r"^Executing kernel \\S+ for node '([^']+)'", first, re.M)
 """,
-    # the power on p instead of on (1 - p): slow at first, fast at the end (the opposite of Zhu & Gupta)
-    "power_on_p": """
-should_prune = begin_step <= step <= end_step and (step - begin_step) % frequency == 0
-p = min(max((step - begin_step) / (end_step - begin_step), 0.0), 1.0)
-return should_prune, initial_sparsity + (final_sparsity - initial_sparsity) * p ** power
-""",
-    # no clip: past end_step (1 - p) turns negative and the sparsity overshoots the target
-    "no_clip": """
-should_prune = begin_step <= step <= end_step and (step - begin_step) % frequency == 0
-p = (step - begin_step) / (end_step - begin_step)
-return should_prune, final_sparsity + (initial_sparsity - final_sparsity) * (1.0 - p) ** power
-""",
-    # ignores power: a linear ramp
-    "linear_ramp": """
-should_prune = begin_step <= step <= end_step and (step - begin_step) % frequency == 0
-p = min(max((step - begin_step) / (end_step - begin_step), 0.0), 1.0)
-return should_prune, initial_sparsity + (final_sparsity - initial_sparsity) * p
-""",
-    # the shortcut: aicslib's PolynomialDecay
-    "calls_the_library": """
-should_prune, s = sparsity.PolynomialDecay(initial_sparsity, final_sparsity, begin_step, end_step,
-                                           power=power, frequency=frequency)(step)
-return should_prune, float(s)
-""",
-    # the package's reference called instead of written
-    "copies_the_package_reference": """
-from workbook.references.pruning import polynomial_decay
-return polynomial_decay(step, initial_sparsity, final_sparsity, begin_step, end_step, frequency, power)
-""",
-}
-
-CORRECT_ANSWERS["polynomial_decay"] = {
-    # NumPy's clip in float64, and branches for the pruning steps
-    "numpy_clip_and_branches": """
-p = float(np.clip((step - begin_step) / (end_step - begin_step), 0.0, 1.0))
-s = final_sparsity - (final_sparsity - initial_sparsity) * (1 - p) ** power
-if step < begin_step or step > end_step:
-    return False, s
-return (step - begin_step) % frequency == 0, s
-""",
-    # float32 as tfmot computes it
-    "float32_like_tfmot": """
-p = np.float32(min(max(step - begin_step, 0), end_step - begin_step)) / np.float32(end_step - begin_step)
-s = np.float32(final_sparsity) + np.float32(initial_sparsity - final_sparsity) * (np.float32(1) - p) ** power
-return bool(begin_step <= step <= end_step and (step - begin_step) % frequency == 0), s
-""",
-}
-
-
-def _step(backward=None, update=None, softmax="np.exp(log_p)", forward_extra=""):
-    """A masked momentum-SGD step with one part replaced (the reference's parts by default)."""
-    backward = backward or """grads = {"W3": h2.T @ d, "b3": d.sum(axis=0)}
-d = (d @ params["W3"].T) * (h2 > 0)
-grads["W2"], grads["b2"] = h1.T @ d, d.sum(axis=0)
-d = (d @ params["W2"].T) * (h1 > 0)
-grads["W1"], grads["b1"] = x.T @ d, d.sum(axis=0)"""
-    update = update or """for k in params:
-    velocity[k] = momentum * velocity[k] + grads[k]
-    params[k] = params[k] - lr * velocity[k]
-    if k in masks:
-        params[k] = params[k] * masks[k]"""
-    return f"""
-h1 = np.maximum(x @ params["W1"] + params["b1"], 0)
-h2 = np.maximum(h1 @ params["W2"] + params["b2"], 0)
-z = h2 @ params["W3"] + params["b3"]
-z = z - z.max(axis=1, keepdims=True)
-log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-rows = np.arange(len(y))
-loss = -log_p[rows, y].mean()
-d = {softmax}
-d[rows, y] -= 1
-d /= len(y){forward_extra}
-{backward}
-{update}
-return float(loss)
-"""
-
-
-WRONG_ANSWERS["masked_sgd_step"] = {
-    # the mask is never re-applied: momentum (and the gradient) move the pruned weights off 0
-    "mask_not_reapplied": _step(update="""for k in params:
-    velocity[k] = momentum * velocity[k] + grads[k]
-    params[k] = params[k] - lr * velocity[k]"""),
-    # masks the gradient but not the weights: the velocity left at pruned positions still moves them
-    "masks_the_gradient_only": _step(update="""for k in params:
-    g = grads[k] * masks[k] if k in masks else grads[k]
-    velocity[k] = momentum * velocity[k] + g
-    params[k] = params[k] - lr * velocity[k]"""),
-    # the gradient of the summed loss (no division by the batch size)
-    "sum_not_mean": _step(forward_extra="\nd *= len(y)"),
-    # backprop through the ReLUs without their derivative
-    "no_relu_derivative": _step(backward="""grads = {"W3": h2.T @ d, "b3": d.sum(axis=0)}
-d = d @ params["W3"].T
-grads["W2"], grads["b2"] = h1.T @ d, d.sum(axis=0)
-d = d @ params["W2"].T
-grads["W1"], grads["b1"] = x.T @ d, d.sum(axis=0)"""),
-    # the bias gradients averaged again over the batch (d already carries the 1/B)
-    "bias_gradient_averaged_twice": _step(backward="""grads = {"W3": h2.T @ d, "b3": d.mean(axis=0)}
-d = (d @ params["W3"].T) * (h2 > 0)
-grads["W2"], grads["b2"] = h1.T @ d, d.mean(axis=0)
-d = (d @ params["W2"].T) * (h1 > 0)
-grads["W1"], grads["b1"] = x.T @ d, d.mean(axis=0)"""),
-    # the weights move with the old velocity, updated afterwards
-    "update_with_the_old_velocity": _step(update="""for k in params:
-    params[k] = params[k] - lr * velocity[k]
-    velocity[k] = momentum * velocity[k] + grads[k]
-    if k in masks:
-        params[k] = params[k] * masks[k]"""),
-    # the shortcut: the library's softmax (the rest by hand)
-    "calls_the_library": _step(softmax="aics.nn.softmax(z).numpy()"),
-    # the package's reference called instead of written
-    "copies_the_package_reference": """
-from workbook.references.pruning import masked_sgd_step
-return masked_sgd_step(params, velocity, masks, x, y, lr, momentum)
-""",
-}
-
-CORRECT_ANSWERS["masked_sgd_step"] = {
-    # float64 throughout, cast back to float32 when stored
-    "float64_then_cast": """
-p = {k: v.astype(np.float64) for k, v in params.items()}
-x64 = x.astype(np.float64)
-a1 = x64 @ p["W1"] + p["b1"]
-h1 = np.where(a1 > 0, a1, 0.0)
-a2 = h1 @ p["W2"] + p["b2"]
-h2 = np.where(a2 > 0, a2, 0.0)
-z = h2 @ p["W3"] + p["b3"]
-e = np.exp(z - z.max(axis=1, keepdims=True))
-prob = e / e.sum(axis=1, keepdims=True)
-onehot = np.eye(z.shape[1])[y]
-loss = -np.mean(np.log(prob[np.arange(len(y)), y]))
-d = (prob - onehot) / len(y)
-g = {"W3": h2.T @ d, "b3": d.sum(axis=0)}
-d = (d @ p["W3"].T) * (a2 > 0)
-g["W2"], g["b2"] = h1.T @ d, d.sum(axis=0)
-d = (d @ p["W2"].T) * (a1 > 0)
-g["W1"], g["b1"] = x64.T @ d, d.sum(axis=0)
-for k in params:
-    v = momentum * velocity[k].astype(np.float64) + g[k]
-    w = p[k] - lr * v
-    if k in masks:
-        w = w * masks[k]
-    velocity[k] = v.astype(np.float32)
-    params[k] = w.astype(np.float32)
-return loss
-""",
-    # the gradient masked too (pruned positions keep their velocity), in-place array updates
-    "masked_gradient_in_place": _step(update="""for k in params:
-    g = grads[k] * masks[k] if k in masks else grads[k]
-    velocity[k] *= momentum
-    velocity[k] += g
-    params[k] -= lr * velocity[k]
-    if k in masks:
-        params[k] *= masks[k]"""),
-}
-
-WRONG_ANSWERS["gradual_pruning"] = {
-    # recomputes the masks at every step, whatever the schedule says
-    "prunes_every_step": """
-for t, (x, y) in enumerate(batches):
-    s = schedule(t)[1]
-    for k in masks:
-        masks[k] = mask_fn(params[k], s)
-        params[k] = params[k] * masks[k]
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-""",
-    # trains first, then updates the masks: each mask comes one step late
-    "masks_after_the_step": """
-for t, (x, y) in enumerate(batches):
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in masks:
-            masks[k] = mask_fn(params[k], s)
-            params[k] = params[k] * masks[k]
-""",
-    # new masks, but the weights they prune still take part in this step's forward pass
-    "weights_not_zeroed_at_the_update": """
-for t, (x, y) in enumerate(batches):
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in masks:
-            masks[k] = mask_fn(params[k], s)
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-""",
-    # steps counted from 1: every mask update one step early
-    "steps_counted_from_one": """
-for t, (x, y) in enumerate(batches, start=1):
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in masks:
-            masks[k] = mask_fn(params[k], s)
-            params[k] = params[k] * masks[k]
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-""",
-    # the masks ranked on the initial weights, not on the trained ones
-    "masks_from_the_initial_weights": """
-initial = {k: params[k].copy() for k in masks}
-for t, (x, y) in enumerate(batches):
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in masks:
-            masks[k] = mask_fn(initial[k], s)
-            params[k] = params[k] * masks[k]
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-""",
-    # a fresh velocity at every step: momentum never accumulates
-    "velocity_reset_every_step": """
-for t, (x, y) in enumerate(batches):
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in masks:
-            masks[k] = mask_fn(params[k], s)
-            params[k] = params[k] * masks[k]
-    step_fn(params, {k: np.zeros_like(v) for k, v in params.items()}, masks, x, y, lr, momentum)
-""",
-    # the shortcut: the library's magnitude_mask instead of the mask_fn it is given
-    "calls_the_library": """
-for t, (x, y) in enumerate(batches):
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in masks:
-            masks[k] = sparsity.magnitude_mask(params[k], s)
-            params[k] = params[k] * masks[k]
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-""",
-    # the package's reference called instead of written
-    "copies_the_package_reference": """
-from workbook.references.pruning import gradual_pruning
-masks = gradual_pruning(params, batches, schedule, mask_fn, step_fn, lr, momentum)
-""",
-}
-
-CORRECT_ANSWERS["gradual_pruning"] = {
-    # an explicit step counter, pruned weights zeroed by boolean indexing
-    "counter_and_boolean_zeroing": """
-t = 0
-for x, y in batches:
-    should_prune, s = schedule(t)
-    if should_prune:
-        for k in ("W1", "W2", "W3"):
-            masks[k] = mask_fn(params[k], s)
-            params[k][masks[k] == 0] = 0
-    step_fn(params, velocity, masks, x, y, lr, momentum)
-    t += 1
-""",
+    },
 }

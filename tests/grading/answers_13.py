@@ -1,166 +1,139 @@
-"""Wrong answers for notebook 13 (VGG19 and style transfer): the exercises ``vgg19_conv_cost`` and
-``style_layer_loss``, and other correct answers for them."""
+"""Plausible wrong answers for notebook 13 (operator fusion), keyed by grade_id.
 
-# A right count; a wrong answer changes one step in braces.
-_COST = """
-macs = 0
-for name in {LAYERS}:
-    kh, kw, c_in, c_out = vgg19.WEIGHT_SHAPES[name][0]
-    side = size
-    for _ in range(int(name[4]) - 1):
-        side = {HALVE}
-    macs += side * side * {CHANNELS}
-return {RESULT}
-"""
-_COST_RIGHT = dict(LAYERS="vgg19.CONV_LAYERS", HALVE="-(-side // 2)", CHANNELS="c_out * kh * kw * c_in",
-                   RESULT="macs, 2 * macs")
-
-
-def _cost(**wrong):
-    return _COST.format(**{**_COST_RIGHT, **wrong})
+Each replaces the body of its exercise's function (``bias_act_inplace``); each must lose exactly
+that exercise's points. The remapper lab that followed is now its own chapter (answers_14.py)."""
 
 WRONG_ANSWERS = {
-    "vgg19_conv_cost": {
-        # a multiply-add counted as one FLOP: the "about 20 billion FLOPs" mistake
-        "flops_equal_multiply_adds": _cost(RESULT="macs, macs"),
-        # VALID-style pooling: an odd side rounds down (100 -> 50 -> 25 -> 12), VGG19's SAME rounds up
-        "pooling_rounds_down": _cost(HALVE="side // 2"),
-        # no pooling at all: every layer at the input's size
-        "forgets_the_pooling": _cost(HALVE="side"),
-        # C_out * C_out: wrong for the first conv of each block (conv1_1 has 3 input channels)
-        "output_channels_squared": _cost(CHANNELS="c_out * kh * kw * c_out"),
-        # the 3x3 window forgotten: a 1x1 convolution's count
-        "forgets_the_window": _cost(CHANNELS="c_out * c_in"),
-        # builds the network and counts from the graph's shapes (calls the library)
-        "calls_the_library": """
-with aics.Graph().as_default():
-    net = vgg19.build_vgg19(vgg19.random_weights(0), image_shape=(size, size))
-    macs = sum(int(np.prod(net[n].shape.as_list())) * int(np.prod(vgg19.WEIGHT_SHAPES[n][0][:3]))
-               for n in vgg19.CONV_LAYERS)
-return macs, 2 * macs
+    "bias_act_inplace": {
+        # right values, but a new array: nothing happens in place, and y + b is a y-sized temporary
+        "returns_a_new_array": """
+out = y + bias
+return np.maximum(out, 0) if activation == "relu" else np.clip(out, 0, 6)
 """,
+        # in place in the end, but through a y-sized temporary (what fusion is meant to avoid)
+        "assigns_through_a_temporary": """
+if activation == "relu":
+    y[...] = np.maximum(y + bias, y.dtype.type(0))
+else:
+    y[...] = np.clip(y + bias, y.dtype.type(0), y.dtype.type(6))
+return y
+""",
+        # activation before the bias: relu(y) + b is not relu(y + b)
+        "activation_before_bias": """
+if activation == "relu":
+    np.maximum(y, y.dtype.type(0), out=y)
+else:
+    np.clip(y, y.dtype.type(0), y.dtype.type(6), out=y)
+np.add(y, bias, out=y)
+return y
+""",
+        # ReLU6 clamps at 6 but forgets the 0 below
+        "relu6_without_lower_bound": """
+np.add(y, bias, out=y)
+if activation == "relu":
+    np.maximum(y, y.dtype.type(0), out=y)
+else:
+    np.minimum(y, y.dtype.type(6), out=y)
+return y
+""",
+        # the library's own output stage: the shortcut the test rejects
+        "library_output_stage": """
+from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage
+return apply_output_stage(y, ["BiasAdd", "Relu" if activation == "relu" else "Relu6"], [bias], 0.0)
+""",
+        # in place and bit-exact, but y < 0 is a boolean mask of y: y.size bytes of temporary
+        # (a quarter of a float32 y, an eighth of a float64 one)
+        "boolean_mask_assignment": """
+np.add(y, bias, out=y)
+y[y < 0] = 0
+if activation == "relu6":
+    y[y > 6] = 6
+return y
+""",
+        # multiplies by the mask: the boolean temporary again (and a float copy of it)
+        "multiplies_by_a_mask": """
+y += bias
+y *= (y > 0)
+if activation == "relu6":
+    np.minimum(y, y.dtype.type(6), out=y)
+return y
+""",
+        # in place, no temporary, but a Python loop over every pixel (minutes on a real layer)
+        "python_loop_per_pixel": """
+flat = y.reshape(-1, y.shape[-1])
+for row in flat:
+    np.add(row, bias, out=row)
+    np.maximum(row, 0, out=row)
+    if activation == "relu6":
+        np.minimum(row, 6, out=row)
+return y
+""",
+        # the package's reference written out: a new array, then copied back
         "copies_the_package_reference": """
-from workbook.references.style import conv_cost
-return conv_cost(size)
-""",
-    },
-    "style_layer_loss": {
-        # forgets the 4 in 1 / (4 N^2 M^2): four times too large.
-        "missing_factor_4": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(c * c * (h * w) ** 2)
-""",
-        # normalises by N*M instead of N^2*M^2.
-        "normalised_by_n_m_not_squared": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * h * w)
-""",
-        # F F^T: an M x M matrix of pixel similarities, not the C x C channel correlations.
-        "gram_over_pixels": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_b=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # mean instead of sum of the squared differences.
-        "mean_not_sum": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # the library's own implementation: the exercise is to write it.
-        "library_shortcut": """
-return style_transfer.style_layer_loss(features, target_gram)
-""",
-        # NumPy beside the graph: works eagerly, has no value for a placeholder in a graph.
-        "numpy_beside_graph": """
-f = features.numpy().reshape(-1, features.shape[-1])
-a = np.asarray(target_gram)
-c, m = f.shape[1], f.shape[0]
-return aics.constant(np.sum((f.T @ f - a) ** 2) / (4.0 * c * c * m * m))
-""",
-        # normalised by the channels only: the feature-map size M = H*W forgotten
-        "forgets_the_feature_map_size": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c)
-""",
-        # (4 N M)^2 instead of 4 N^2 M^2: the 4 squared too
-        "four_squared_in_the_constant": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float((4 * c * h * w) ** 2)
-""",
-        # reshape to C x M instead of transposing: a C x C matrix, but of scrambled numbers
-        "reshape_instead_of_transpose": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [c, h * w])
-gram = aics.matmul(f, f, transpose_b=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # right value in float64, never cast back: a float64 loss cannot be added to the float32 ones
-        "float64_not_cast_back": """
-_, h, w, c = features.shape.as_list()
-f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
-gram = aics.matmul(f, f, transpose_a=True)
-diff = gram - aics.cast(target_gram, aics.float64)
-return aics.reduce_sum(aics.square(diff)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # the package's NumPy reference: a number, not a tensor built from the graph
-        "copies_the_package_reference": """
-from workbook.references.style import layer_loss
-return aics.constant(np.float32(layer_loss(features.numpy(), np.asarray(target_gram))))
+from workbook.references.fusion import bias_act
+y[...] = bias_act(y, bias, activation)
+return y
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "vgg19_conv_cost": {
-        # math.ceil on the halved side, and the sum written with NumPy (cast back to Python ints)
-        "ceil_and_numpy": """
-import math
-rows = []
-for name in vgg19.CONV_LAYERS:
-    shape = vgg19.WEIGHT_SHAPES[name][0]
-    side = size
-    for _ in range(int(name[len("conv")]) - 1):
-        side = math.ceil(side / 2)
-    rows.append(side * side * int(np.prod(shape)))
-macs = int(np.sum(np.array(rows, dtype=np.int64)))
-return macs, macs * 2
+    "bias_act_inplace": {
+        # augmented assignment and Python numbers as bounds (NumPy keeps y's dtype)
+        "augmented_assignment_python_bounds": """
+y += bias
+if activation == "relu":
+    np.maximum(y, 0, out=y)
+else:
+    np.clip(y, 0, 6, out=y)
+return y
 """,
-    },
-    "style_layer_loss": {
-        # an explicit transpose instead of transpose_a, the constant split in two divisions
-        "transpose_then_matmul": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(aics.transpose(f), f)
-sq = aics.reduce_sum(aics.square(gram - target_gram))
-return sq / float(2 * c * h * w) / float(2 * c * h * w)
-""",
-        # float64 all through, cast back to float32 at the end
-        "float64_then_cast": """
-_, h, w, c = features.shape.as_list()
-f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
-gram = aics.matmul(f, f, transpose_a=True)
-diff = gram - aics.cast(target_gram, aics.float64)
-return aics.cast(aics.reduce_sum(diff * diff) / float(4 * c * c * (h * w) ** 2), aics.float32)
-""",
-        # the mean over the C x C entries, times C^2 folded into the constant
-        "reduce_mean": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [-1, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * (h * w) ** 2)
+        # a Python loop over the channels (views of y, no temporary), then min/max in place
+        "loop_over_channels": """
+for c in range(y.shape[-1]):
+    y[..., c] += bias[c]
+np.maximum(y, 0, out=y)
+if activation == "relu6":
+    np.minimum(y, 6, out=y)
+return y
 """,
     },
 }
 
+WRONG_ANSWERS["chain_estimate"] = {
+    # counts only the reads
+    "reads_only": """
+bytes_moved = 4 * n if fused else 4 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # fused still pays every op's traffic
+    "fusion_saves_nothing": """
+bytes_moved = 8 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # the shorter of the two times: an upper bound on speed read backwards
+    "min_not_max": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, min(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # compute and memory added, as if they never overlapped
+    "adds_the_two_times": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, n * n_ops / (peak_gflops * 1e9) + bytes_moved / (bw_gbs * 1e9)
+""",
+    # GiB for a GB/s figure
+    "binary_gigabytes": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 2**30), bytes_moved / (bw_gbs * 2**30))
+""",
+}
+CORRECT_ANSWERS.setdefault("chain_estimate", {})["intensity_form"] = """
+traffic = (4 + 4) * n * (1 if fused else n_ops)
+intensity = n * n_ops / traffic
+attainable = min(peak_gflops * 1e9, intensity * bw_gbs * 1e9)
+return traffic, n * n_ops / attainable
+"""
+WRONG_ANSWERS["chain_estimate"]["copies_the_package_reference"] = """
+from workbook.references.fusion import chain_estimate
+return chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs)
+"""

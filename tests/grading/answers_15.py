@@ -1,276 +1,202 @@
-"""Plausible wrong answers for notebook 15 (graph-gradients), and other correct ones.
+"""Plausible wrong answers for notebook 15 (mixed precision): the loss-scaling lab, (a) the dynamic
+loss-scale rule ``update_loss_scale``, (b) ``unscale_and_check``, (c) ``loss_scaled_step``.
 
-Each replaces the release stub of one exercise of the graph ``gradients`` lab (split from
-notebook 04, op-registration): ``backward_ops`` (the ops a backward pass visits, in reverse
-topological order) and ``my_gradients`` (the gradients propagated and summed along that order);
-a wrong one must lose its exercise's points inside its locked test cell, a correct one must
-score them.
+Each replaces the solution of its exercise and must lose exactly that exercise's points.
 """
 
 WRONG_ANSWERS = {
-    "backward_ops": {
-        # forward topological order: each op before its consumers
-        "forward_order": """
-stops = set(stop_gradients)
-seen, order = set(), []
-def visit(op):
-    if op in seen:
-        return
-    seen.add(op)
-    for t in op.inputs:
-        if t not in stops:
-            visit(t.op)
-    order.append(op)
-for y in ys:
-    visit(y.op)
-reach = set()
-stack = [c for x in xs for c in x.consumers()]
-while stack:
-    op = stack.pop()
-    if op not in reach:
-        reach.add(op)
-        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
-return [op for op in order if op in reach]
+    "loss_scale_rule": {
+        "no_floor_at_one": """
+if not grads_finite:
+    return scale / 2.0, 0, False
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # only the walk back from the ys: also the ops that no x reaches (constants' branches)
-        "backward_walk_only": """
-stops = set(stop_gradients)
-seen, order = set(), []
-def visit(op):
-    if op in seen:
-        return
-    seen.add(op)
-    for t in op.inputs:
-        if t not in stops:
-            visit(t.op)
-    order.append(op)
-for y in ys:
-    visit(y.op)
-xs_ops = {x.op for x in xs}
-return [op for op in reversed(order) if op not in xs_ops]
+        "counter_kept_on_overflow": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), counter, False
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # only the walk forward from the xs: also the ops no y needs
-        "forward_walk_only": """
-stops = set(stop_gradients)
-seen, order = set(), []
-def visit(op):
-    if op in seen:
-        return
-    seen.add(op)
-    for t in op.outputs:
-        if t not in stops:
-            for c in t.consumers():
-                visit(c)
-    order.append(op)
-for x in xs:
-    for c in x.consumers():
-        visit(c)
-return order
+        "grows_one_step_late": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), 0, False
+if counter >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # stop_gradients ignored
-        "ignores_stop_gradients": """
-forward, stack = set(), [op for x in xs for op in x.consumers()]
-while stack:
-    op = stack.pop()
-    if op not in forward:
-        forward.add(op)
-        stack.extend(c for t in op.outputs for c in t.consumers())
-seen, order = set(), []
-def visit(op):
-    if op in seen or op not in forward:
-        return
-    seen.add(op)
-    for t in op.inputs:
-        visit(t.op)
-    order.append(op)
-for y in ys:
-    visit(y.op)
-return order[::-1]
+        "applies_the_overflowed_step": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), 0, True
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # breadth-first from the ys, first visit wins: wrong in a diamond (h before its consumer y)
-        "breadth_first_from_ys": """
-stops = set(stop_gradients)
-forward, stack = set(), [op for x in xs if x not in stops for op in x.consumers()]
-while stack:
-    op = stack.pop()
-    if op not in forward:
-        forward.add(op)
-        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
-order, queue = [], [y.op for y in ys]
-while queue:
-    op = queue.pop(0)
-    if op in forward and op not in order:
-        order.append(op)
-        queue.extend(t.op for t in op.inputs if t not in stops)
-return order
+        "doubles_past_float32": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), 0, False
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # the library's planner does the walk (prune), reversed
-        "calls_the_library_prune": """
-from aicslib.framework.planner import prune
-stops = set(stop_gradients)
-order = prune([y.op for y in ys], set(xs) | stops)
-forward, stack = set(), [op for x in xs if x not in stops for op in x.consumers()]
-while stack:
-    op = stack.pop()
-    if op not in forward:
-        forward.add(op)
-        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
-return [op for op in reversed(order) if op in forward]
+        # floor division: gives 1 for scale 3 where Keras gives 1.5
+        "floor_divides_the_scale": """
+if not grads_finite:
+    return max(scale // 2, 1.0), 0, False
+if counter + 1 >= growth_steps:
+    doubled = scale * 2.0
+    return (doubled if doubled <= float(np.finfo(np.float32).max) else scale), 0, True
+return scale, counter + 1, True
 """,
-        # copies the package reference
-        "copies_the_reference": """
-from workbook.references.autodiff import backward_ops as reference
-return reference(ys, xs, stop_gradients)
+        "library_loss_scale_optimizer": """
+opt = aics.mixed_precision.LossScaleOptimizer(aics.train.GradientDescentOptimizer(0.0),
+                                              initial_scale=max(scale, 1.0),
+                                              dynamic_growth_steps=growth_steps)
+opt.dynamic_counter.assign(counter)
+w = aics.Variable([0.0])
+g = aics.constant([0.0 if grads_finite else np.inf])
+opt.apply_gradients([(g, w)])
+return float(opt.loss_scale.numpy()), int(opt.dynamic_counter.numpy()), bool(grads_finite)
+""",
+        "calls_the_package_reference": """
+from workbook.references.loss_scale import update_loss_scale as reference
+return reference(scale, counter, grads_finite, growth_steps)
 """,
     },
-    "my_gradients": {
-        # a tensor used twice keeps only the last contribution: no fan-out accumulation
-        "overwrites_instead_of_summing": """
-stops = set(stop_gradients)
-grad = {}
-for i, y in enumerate(ys):
-    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
-    grad[y] = aics.convert_to_tensor(g, dtype=y.dtype)
-for op in backward_ops(ys, xs, stops):
-    out_grads = [grad.get(t) for t in op.outputs]
-    if all(g is None for g in out_grads):
-        continue
-    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
-        if g is not None and t not in stops:
-            grad[t] = g
-return [grad.get(x) for x in xs]
+    "unscale_and_check": {
+        # the library checks finiteness
+        "library_call": """
+grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+return grads, all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in grads)
 """,
-        # the ops in the wrong order: a consumer's contribution arrives after the op was processed
-        "processes_in_forward_order": """
-stops = set(stop_gradients)
-received = {}
-for i, y in enumerate(ys):
-    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
-    received.setdefault(y, []).append(aics.convert_to_tensor(g, dtype=y.dtype))
-total = lambda t: aics.add_n(received[t]) if received.get(t) else None
-for op in reversed(backward_ops(ys, xs, stops)):
-    out_grads = [total(t) for t in op.outputs]
-    if all(g is None for g in out_grads):
-        continue
-    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
-        if g is not None and t not in stops:
-            received.setdefault(t, []).append(g)
-return [total(x) for x in xs]
+        # divided in float16: small gradients underflow again, large ones were never representable
+        "unscales_in_float16": """
+grads = [(np.asarray(g).astype(np.float16) / np.float16(scale)).astype(np.float32) for g in scaled_grads]
+return grads, all(bool(np.isfinite(g).all()) for g in grads)
 """,
-        # grad_ys ignored: always ones
-        "ignores_grad_ys": """
-stops = set(stop_gradients)
-received = {y: [aics.ones_like(y)] for y in ys}
-total = lambda t: aics.add_n(received[t]) if received.get(t) else None
-for op in backward_ops(ys, xs, stops):
-    out_grads = [total(t) for t in op.outputs]
-    if all(g is None for g in out_grads):
-        continue
-    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
-        if g is not None and t not in stops:
-            received.setdefault(t, []).append(g)
-return [total(x) for x in xs]
+        # np.isinf: a NaN gradient passes as finite
+        "checks_only_inf": """
+grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+return grads, not any(bool(np.isinf(g).any()) for g in grads)
 """,
-        # zeros instead of None where nothing reaches x (and ops with no incoming gradient not skipped)
-        "zeros_for_unconnected": """
-stops = set(stop_gradients)
-received = {}
-for i, y in enumerate(ys):
-    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
-    received.setdefault(y, []).append(aics.convert_to_tensor(g, dtype=y.dtype))
-total = lambda t: aics.add_n(received[t]) if received.get(t) else None
-for op in backward_ops(ys, xs, stops):
-    for t, g in zip(op.inputs, call_gradient_function(op, [total(t) for t in op.outputs])):
-        if g is not None and t not in stops:
-            received.setdefault(t, []).append(g)
-return [total(x) if received.get(x) else aics.zeros_like(x) for x in xs]
+        # multiplied by the scale instead of divided
+        "multiplies_by_the_scale": """
+grads = [np.asarray(g, np.float32) * np.float32(scale) for g in scaled_grads]
+return grads, all(bool(np.isfinite(g).all()) for g in grads)
 """,
-        # stop_gradients not passed on: the gradient flows through the stopped tensors
-        "ignores_stop_gradients": """
-received = {}
-for i, y in enumerate(ys):
-    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
-    received.setdefault(y, []).append(aics.convert_to_tensor(g, dtype=y.dtype))
-total = lambda t: aics.add_n(received[t]) if received.get(t) else None
-for op in backward_ops(ys, xs):
-    out_grads = [total(t) for t in op.outputs]
-    if all(g is None for g in out_grads):
-        continue
-    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
-        if g is not None:
-            received.setdefault(t, []).append(g)
-return [total(x) for x in xs]
+        # only the first gradient checked
+        "checks_only_the_first_gradient": """
+grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+return grads, bool(np.isfinite(grads[0]).all())
 """,
-        # only the first y is differentiated
-        "first_y_only": """
-stops = set(stop_gradients)
-g0 = grad_ys[0] if grad_ys is not None and grad_ys[0] is not None else aics.ones_like(ys[0])
-received = {ys[0]: [aics.convert_to_tensor(g0, dtype=ys[0].dtype)]}
-total = lambda t: aics.add_n(received[t]) if received.get(t) else None
-for op in backward_ops(ys[:1], xs, stops):
-    out_grads = [total(t) for t in op.outputs]
-    if all(g is None for g in out_grads):
-        continue
-    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
-        if g is not None and t not in stops:
-            received.setdefault(t, []).append(g)
-return [total(x) for x in xs]
+        "calls_the_package_reference": """
+from workbook.references.loss_scale import unscale_and_check as reference
+return reference(scaled_grads, scale)
 """,
-        # the library's own implementation
-        "calls_the_library": """
-from aicslib.ops.gradients_util import default_gradients
-return default_gradients(ys, xs, grad_ys, set(stop_gradients))
+        # the package reference's arithmetic copied in float64: right values, float64 arrays
+        "copies_the_package_reference_in_float64": """
+grads = [np.asarray(g, np.float64) / scale for g in scaled_grads]
+return grads, all(bool(np.isfinite(g).all()) for g in grads)
 """,
-        "copies_the_reference": """
-from workbook.references.autodiff import gradients as reference
-return reference(ys, xs, grad_ys, stop_gradients)
+    },
+    "loss_scaled_step": {
+        # finiteness from aicslib
+        "library_call": """
+scale = state["scale"]
+scaled = compute_scaled_grads(scale)
+finite = all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in scaled)
+grads, _ = unscale_and_check(scaled, scale)
+if finite:
+    apply_gradients(grads)
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
+""",
+        # the scaled gradients applied (Adam barely notices, but the update is not the gradient's)
+        "applies_scaled_gradients": """
+scale = state["scale"]
+scaled = compute_scaled_grads(scale)
+_, finite = unscale_and_check(scaled, scale)
+if finite:
+    apply_gradients(scaled)
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
+""",
+        # an overflowed step applied with its non-finite entries replaced by 0
+        "zeros_instead_of_skipping": """
+scale = state["scale"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+apply_gradients([np.where(np.isfinite(g), g, np.float32(0)) for g in grads])
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
+""",
+        # the scale updated first, and the gradients divided by the new one
+        "unscales_with_the_new_scale": """
+scale = state["scale"]
+scaled = compute_scaled_grads(scale)
+_, finite = unscale_and_check(scaled, scale)
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+grads, _ = unscale_and_check(scaled, state["scale"])
+if finite:
+    apply_gradients(grads)
+return finite
+""",
+        # the counter never stored: the scale never grows
+        "counter_not_stored": """
+scale = state["scale"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+if finite:
+    apply_gradients(grads)
+state["scale"], _, _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
+""",
+        "calls_the_package_reference": """
+from workbook.references.loss_scale import loss_scaled_step as reference
+return reference(compute_scaled_grads, apply_gradients, state, growth_steps)
+""",
+        # the package reference's dynamic_scaling_step copied: it returns the new state instead of updating it
+        "copies_the_package_reference": """
+scale, counter = state["scale"], state["counter"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+if finite:
+    apply_gradients(grads)
+new_scale, new_counter, _ = update_loss_scale(scale, counter, finite, growth_steps)
+return new_scale, new_counter, finite
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "backward_ops": {
-        # depth-first post-order from the ys (each op after its inputs), reversed
-        "dfs_postorder_reversed": """
-stops = set(stop_gradients)
-reach, stack = set(), [c for x in xs if x not in stops for c in x.consumers()]
-while stack:
-    op = stack.pop()
-    if op not in reach:
-        reach.add(op)
-        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
-seen, post = set(), []
-def visit(op):
-    if op in seen or op not in reach:
-        return
-    seen.add(op)
-    for t in op.inputs:
-        if t not in stops:
-            visit(t.op)
-    post.append(op)
-for y in ys:
-    if y not in stops:
-        visit(y.op)
-return post[::-1]
+    "loss_scale_rule": {
+        # the float32 bound checked with np.isfinite on a float32 product instead of a comparison
+        "float32_product": """
+if not grads_finite:
+    return max(scale * 0.5, 1.0), 0, False
+if counter + 1 < growth_steps:
+    return scale, counter + 1, True
+with np.errstate(over="ignore"):
+    doubled = np.float32(scale) * np.float32(2)
+return (float(doubled) if np.isfinite(doubled) else scale), 0, True
 """,
     },
-    "my_gradients": {
-        # contributions summed pairwise with + as they arrive, in another order
-        "running_sum_with_plus": """
-stops = set(stop_gradients)
-acc = {}
-def send(t, g):
-    acc[t] = g if t not in acc else g + acc[t]
-for i, y in enumerate(ys):
-    start = None if grad_ys is None else grad_ys[i]
-    send(y, aics.ones_like(y) if start is None else aics.convert_to_tensor(start, dtype=y.dtype))
-for op in backward_ops(ys, xs, stops):
-    out_grads = [acc.get(t) for t in op.outputs]
-    if any(g is not None for g in out_grads):
-        for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
-            if g is not None and t not in stops:
-                send(t, g)
-return [acc.get(x) for x in xs]
+    "unscale_and_check": {
+        # np.divide with a float32 result, finiteness of the scaled gradients (dividing keeps inf and NaN)
+        "divide_with_dtype": """
+finite = all(bool(np.isfinite(np.asarray(g)).all()) for g in scaled_grads)
+return [np.divide(g, scale, dtype=np.float32) for g in scaled_grads], finite
+""",
+    },
+    "loss_scaled_step": {
+        # the state read and written through locals, the update rule first
+        "rule_first": """
+scale, counter = state["scale"], state["counter"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+new_scale, new_counter, apply_step = update_loss_scale(scale, counter, finite, growth_steps)
+if apply_step:
+    apply_gradients(grads)
+state.update(scale=new_scale, counter=new_counter)
+return apply_step
 """,
     },
 }

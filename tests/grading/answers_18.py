@@ -1,115 +1,117 @@
-"""Plausible wrong answers for notebook 18 (the input pipeline: ImageNet's evaluation crop, on-the-fly
-augmentation, sequence padding), and different correct ones.
+"""Plausible wrong answers for notebook 18 (parallelism models: synchronized BatchNorm, parameter
+server, the alpha-beta model, GPipe), and different correct ones.
 
 Each wrong answer replaces the release stub of its solution cell and must lose exactly that
 exercise's points; each correct one must score full marks.
 """
 
-_SHORT_SIDE_SIZE = """
-x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
-h, w = x.shape.as_list()[:2]
-new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
-"""
-
 WRONG_ANSWERS = {
-    "short_side_crop": {
-        "squashed_to_square": """
-x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
-x = aics.image.resize(x, [short, short])
-return aics.image.resize_with_crop_or_pad(x, crop, crop).numpy()
+    "sync_bn_moments": {
+        # the equal-shard formula of the graph in section 1: every replica weighted the same
+        "equal_weights": """
+mean = means.mean(axis=0)
+variance = (variances + (means - mean) ** 2).mean(axis=0)
+return mean, variance
 """,
-        # the library's own aspect-ratio option: fits the long side, not the short one
-        "long_side_fitted": """
-x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
-x = aics.image.resize(x, [short, short], preserve_aspect_ratio=True)
-return aics.image.resize_with_crop_or_pad(x, crop, crop).numpy()
+        # the replicas' variances averaged: the spread between their means is lost
+        "averages_the_variances": """
+weights = (counts / counts.sum())[:, None]
+return (weights * means).sum(axis=0), (weights * variances).sum(axis=0)
 """,
-        "top_left_crop": _SHORT_SIDE_SIZE + """
-return aics.image.resize(x, [new_h, new_w]).numpy()[:crop, :crop, :]
+        # the unbiased (n - 1) variance of the whole batch instead of BatchNorm's biased one
+        "unbiased_variance": """
+n = counts.sum()
+weights = (counts / n)[:, None]
+mean = (weights * means).sum(axis=0)
+return mean, (weights * (variances + (means - mean) ** 2)).sum(axis=0) * n / (n - 1)
 """,
-        "not_scaled_to_unit_range": """
-x = aics.cast(aics.convert_to_tensor(img_u8), aics.float32)
-h, w = x.shape.as_list()[:2]
-new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
-x = aics.image.resize(x, [new_h, new_w]).numpy()
-top, left = (new_h - crop) // 2, (new_w - crop) // 2
-return x[top:top + crop, left:left + crop, :]
+        # the mean of squares minus the square of the *unweighted* mean
+        "square_of_unweighted_mean": """
+n = counts.sum()
+mean = (counts[:, None] * means).sum(axis=0) / n
+mean_sq = (counts[:, None] * (variances + means ** 2)).sum(axis=0) / n
+return mean, mean_sq - means.mean(axis=0) ** 2
 """,
-        # the long side truncated instead of rounded: 451 * 256 / 300 = 384.85 becomes 384
-        "long_side_truncated": """
-x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
-h, w = x.shape.as_list()[:2]
-new_h, new_w = (short, int(w * short / h)) if h <= w else (int(h * short / w), short)
-x = aics.image.resize(x, [new_h, new_w]).numpy()
-top, left = (new_h - crop) // 2, (new_w - crop) // 2
-return x[top:top + crop, left:left + crop, :]
-""",
-        # the odd pixel of the margin cut at the top/left instead of the bottom/right
-        "crop_offset_rounded_up": _SHORT_SIDE_SIZE + """
-x = aics.image.resize(x, [new_h, new_w]).numpy()
-top, left = (new_h - crop + 1) // 2, (new_w - crop + 1) // 2
-return x[top:top + crop, left:left + crop, :]
+        # the library's moments over the replicas' means (equal weights, no within-replica variance)
+        "calls_the_library": """
+m, v = aics.nn.moments(aics.constant(means), axes=[0])
+return m.numpy(), v.numpy()
 """,
         # the package's reference, called
         "calls_the_package_reference": """
-from workbook.references.image_resize import short_side_crop
-return short_side_crop(img_u8, short, crop).astype(np.float32)
-""",
-        # the package's reference, copied: right values, one Python iteration per output row
-        "copies_the_package_reference": """
-import math
-img = np.asarray(img_u8, np.float64) / 255.0
-h, w, c = img.shape
-new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
-top, left = (new_h - crop) // 2, (new_w - crop) // 2
-
-def neighbours(i, in_size, out_size, offset):
-    src = (offset + i + 0.5) * in_size / out_size - 0.5
-    return max(math.floor(src), 0), min(math.ceil(src), in_size - 1), src - math.floor(src)
-
-cols = [neighbours(j, w, new_w, left) for j in range(crop)]
-x0 = np.array([lo for lo, _, _ in cols])
-x1 = np.array([hi for _, hi, _ in cols])
-wx = np.array([wt for _, _, wt in cols])[:, None]
-out = np.zeros((crop, crop, c))
-for i in range(crop):
-    y0, y1, wy = neighbours(i, h, new_h, top)
-    upper = img[y0, x0] * (1 - wx) + img[y0, x1] * wx
-    lower = img[y1, x0] * (1 - wx) + img[y1, x1] * wx
-    out[i] = upper * (1 - wy) + lower * wy
-return out.astype(np.float32)
+from workbook.references.sync_bn import combine_moments
+return combine_moments(counts, means, variances)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "short_side_crop": {
-        # resized as uint8 (float32 in [0, 255]), scaled to [0, 1] afterwards, cut with crop_to_bounding_box
-        "resize_uint8_then_scale": """
-h, w = np.shape(img_u8)[:2]
-new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
-x = aics.image.resize(img_u8, [new_h, new_w]) / 255.0
-x = aics.image.crop_to_bounding_box(x, (new_h - crop) // 2, (new_w - crop) // 2, crop, crop)
-return x.numpy().astype(np.float32)
+    "sync_bn_moments": {
+        # what an allreduce would carry: n, the sum of x and the sum of x**2
+        "sums_and_sums_of_squares": """
+n = counts.sum()
+sum_x = (counts[:, None] * means).sum(axis=0)
+sum_x2 = (counts[:, None] * (variances + means ** 2)).sum(axis=0)
+mean = sum_x / n
+return mean, sum_x2 / n - mean ** 2
 """,
-        # NumPy only, float64: the kept rows and columns' neighbours gathered with index arrays
-        "numpy_float64_gather": """
-img = np.asarray(img_u8, np.float64) / 255.0
-h, w = img.shape[:2]
-new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
-
-def taps(in_size, out_size, first):
-    src = (first + np.arange(crop) + 0.5) * in_size / out_size - 0.5
-    lo = np.maximum(np.floor(src).astype(int), 0)
-    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
-    return lo, hi, src - np.floor(src)
-
-y0, y1, wy = taps(h, new_h, (new_h - crop) // 2)
-x0, x1, wx = taps(w, new_w, (new_w - crop) // 2)
-wx, wy = wx[None, :, None], wy[:, None, None]
-top = img[y0][:, x0] * (1 - wx) + img[y0][:, x1] * wx
-bottom = img[y1][:, x0] * (1 - wx) + img[y1][:, x1] * wx
-return (top * (1 - wy) + bottom * wy).astype(np.float32)
+        # replicas merged one at a time (Chan et al.'s pairwise update), skipping empty ones
+        "pairwise_merge": """
+n, mean, m2 = 0.0, np.zeros(means.shape[1]), np.zeros(means.shape[1])
+for n_b, mean_b, var_b in zip(counts, means, variances):
+    if n_b:
+        delta = mean_b - mean
+        mean = mean + delta * n_b / (n + n_b)
+        m2 = m2 + var_b * n_b + delta ** 2 * n * n_b / (n + n_b)
+        n += n_b
+return mean, m2 / n
+""",
+        # float32 arithmetic throughout, float64 at the end
+        "float32_then_cast": """
+c, m, v = counts.astype(np.float32), means.astype(np.float32), variances.astype(np.float32)
+w = (c / c.sum())[:, None]
+mean = (w * m).sum(axis=0)
+return mean.astype(np.float64), (w * (v + (m - mean) ** 2)).sum(axis=0).astype(np.float64)
 """,
     },
+}
+
+WRONG_ANSWERS["step_speedup"] = {
+    # one pass around the ring instead of two (reduce-scatter and all-gather)
+    "half_the_messages": """
+allreduce = (p - 1) * alpha + (p - 1) / p * nbytes * beta
+return t_compute / (t_compute / p + allreduce)
+""",
+    # every message carries the whole gradient
+    "whole_gradient_per_message": """
+allreduce = 2 * (p - 1) * alpha + 2 * (p - 1) * nbytes * beta
+return t_compute / (t_compute / p + allreduce)
+""",
+    # the compute not split across ranks
+    "compute_not_divided": """
+allreduce = 2 * (p - 1) * alpha + 2 * (p - 1) / p * nbytes * beta
+return t_compute / (t_compute + allreduce)
+""",
+    # T(p) / T(1): a slowdown
+    "upside_down": """
+allreduce = 2 * (p - 1) * alpha + 2 * (p - 1) / p * nbytes * beta
+return (t_compute / p + allreduce) / t_compute
+""",
+    # the shortcut: the library's model
+    "calls_the_library": """
+return float(comm_model.speedup(t_compute, nbytes, p, alpha, beta))
+""",
+    # the package's reference
+    "copies_the_package_reference": """
+from workbook.references.comm import step_speedup
+return step_speedup(t_compute, nbytes, p, alpha, beta)
+""",
+}
+CORRECT_ANSWERS["step_speedup"] = {
+    # T(1) and T(p) written out, T(1) without communication
+    "both_step_times": """
+def step_time(ranks):
+    return t_compute / ranks + (2 * (ranks - 1) * (alpha + nbytes / ranks * beta) if ranks > 1 else 0.0)
+return step_time(1) / step_time(p)
+""",
 }

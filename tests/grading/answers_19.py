@@ -1,156 +1,152 @@
-"""Wrong and different correct answers for notebook 19 (kernels for the simulated MLU):
-``mlu_add`` and ``mlu_matmul``."""
+"""Wrong and different correct answers for notebook 19 (capstone): ``capstone_speedup`` (timing
+two functions properly) and ``capstone_fast_step`` (a faster style-transfer step, same results)."""
 
 WRONG_ANSWERS = {
-    "mlu_add": {
-        # small chunks: correct, but every DMA's start-up is paid hundreds of times
-        "small_chunks": """
-chunk = 1024
-with core.scope():
-    a, b = core.nram((chunk,)), core.nram((chunk,))
-    for i in range(0, x.size, chunk):
-        m = min(chunk, x.size - i)
-        core.load(a[:m], x[i:i + m]); core.load(b[:m], y[i:i + m])
-        core.add(a[:m], a[:m], b[:m])
-        core.store(out[i:i + m], a[:m])
+    "capstone_speedup": {
+        # times the first calls too: the trace and the caches are counted
+        "no_warm_up": """
+ref_times, cand_times = [], []
+for _ in range(rounds):
+    t0 = timer(); reference(); ref_times.append(timer() - t0)
+    t0 = timer(); candidate(); cand_times.append(timer() - t0)
+return float(np.median(ref_times) / np.median(cand_times))
 """,
-        # new buffers every chunk and never freed: the budget runs out
-        "allocates_in_the_loop": """
-chunk = 16384
-for i in range(0, x.size, chunk):
-    m = min(chunk, x.size - i)
-    a, b = core.nram((m,)), core.nram((m,))
-    core.load(a, x[i:i + m]); core.load(b, y[i:i + m])
-    core.add(a, a, b)
-    core.store(out[i:i + m], a)
+        # the mean: one slow spell moves it
+        "mean_not_median": """
+reference(); candidate()
+ref_times, cand_times = [], []
+for _ in range(rounds):
+    t0 = timer(); reference(); ref_times.append(timer() - t0)
+    t0 = timer(); candidate(); cand_times.append(timer() - t0)
+return float(np.mean(ref_times) / np.mean(cand_times))
 """,
-        # computes on GDRAM directly: the device refuses
-        "adds_in_gdram": """
-core.add(out, x, y)
+        # all the reference's rounds, then all the candidate's: a slow spell falls on one of them
+        "not_interleaved": """
+reference(); candidate()
+ref_times, cand_times = [], []
+for _ in range(rounds):
+    t0 = timer(); reference(); ref_times.append(timer() - t0)
+for _ in range(rounds):
+    t0 = timer(); candidate(); cand_times.append(timer() - t0)
+return float(np.median(ref_times) / np.median(cand_times))
 """,
-        # the last, shorter chunk is never stored
-        "drops_the_tail": """
-chunk = (core.nram_bytes - 256) // 8
-with core.scope():
-    a, b = core.nram((chunk,)), core.nram((chunk,))
-    for i in range(0, x.size - x.size % chunk, chunk):
-        core.load(a, x[i:i + chunk]); core.load(b, y[i:i + chunk])
-        core.add(a, a, b)
-        core.store(out[i:i + chunk], a)
-    if x.size < chunk:
-        core.load(a[:x.size], x); core.load(b[:x.size], y)
-        core.add(a[:x.size], a[:x.size], b[:x.size]); core.store(out, a[:x.size])
+        # candidate / reference: a faster candidate gets a speedup below 1
+        "ratio_upside_down": """
+reference(); candidate()
+ref_times, cand_times = [], []
+for _ in range(rounds):
+    t0 = timer(); reference(); ref_times.append(timer() - t0)
+    t0 = timer(); candidate(); cand_times.append(timer() - t0)
+return float(np.median(cand_times) / np.median(ref_times))
 """,
-        # the shortcut: the library's kernel
-        "calls_the_library": """
-mlu.reference_add(core, x, y, out)
+        # its own clock instead of the timer it is given
+        "ignores_the_timer": """
+reference(); candidate()
+ref_times, cand_times = [], []
+for _ in range(rounds):
+    t0 = time.perf_counter(); reference(); ref_times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter(); candidate(); cand_times.append(time.perf_counter() - t0)
+return float(np.median(ref_times) / np.median(cand_times))
+""",
+        # the shortcut: the grader's own measurement
+        "calls_the_package_reference": """
+return capstone_reference.speedup(reference, candidate, rounds=rounds, timer=timer)
 """,
     },
-    "mlu_matmul": {
-        # the first tiling one writes: correct and within budget, but mostly DMA
-        "naive_tiling": """
-t = 32
-with core.scope():
-    a_t, b_t, c_t, p_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0], t):
-        m = min(t, a.shape[0] - i)
-        for j in range(0, b.shape[1], t):
-            n = min(t, b.shape[1] - j)
-            for k0 in range(0, a.shape[1], t):
-                k = min(t, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.load(c_t[:m, :n], c[i:i + m, j:j + n])
-                core.matmul(p_t[:m, :n], a_t[:m, :k], b_t[:k, :n])
-                core.add(c_t[:m, :n], c_t[:m, :n], p_t[:m, :n])
-                core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+    "capstone_fast_step": {
+        # the naive step as it is: right results, no faster
+        "naive_step_unchanged": """
+def step(image):
+    return naive_step(image, content, style, weights)
+return step
 """,
-        # tiles of 256: 3 x 256 KiB do not fit in the budget
-        "tiles_too_big": """
-t = 256
-with core.scope():
-    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0], t):
-        m = min(t, a.shape[0] - i)
-        for j in range(0, b.shape[1], t):
-            n = min(t, b.shape[1] - j)
-            for k0 in range(0, a.shape[1], t):
-                k = min(t, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n], accumulate=k0 > 0)
-            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+        # computes one result and returns it for every image
+        "caches_the_first_result": """
+cache = {}
+def step(image):
+    if "result" not in cache:
+        cache["result"] = naive_step(image, content, style, weights)
+    return cache["result"]
+return step
 """,
-        # every k tile overwrites the c tile: only the last k block's product survives
-        "forgets_to_accumulate": """
-t = 128
-with core.scope():
-    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0], t):
-        m = min(t, a.shape[0] - i)
-        for j in range(0, b.shape[1], t):
-            n = min(t, b.shape[1] - j)
-            for k0 in range(0, a.shape[1], t):
-                k = min(t, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n])
-            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+        # the content term dropped: faster, and wrong
+        "style_term_only": """
+targets = capstone_reference.targets(content, style, weights)
+def step(image):
+    x = aics.constant(image)
+    with aics.GradientTape() as tape:
+        tape.watch(x)
+        feats = capstone_reference.features(x, weights)
+        total = 1e3 * style_transfer.style_loss(feats, targets["gram"])
+    return float(total), tape.gradient(total, x).numpy()
+return step
 """,
-        # whole tiles only: the remainders of m, k and n are skipped
-        "ignores_partial_tiles": """
-t = 64
-with core.scope():
-    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0] - t + 1, t):
-        for j in range(0, b.shape[1] - t + 1, t):
-            for k0 in range(0, a.shape[1] - t + 1, t):
-                core.load(a_t, a[i:i + t, k0:k0 + t]); core.load(b_t, b[k0:k0 + t, j:j + t])
-                core.matmul(c_t, a_t, b_t, accumulate=k0 > 0)
-            core.store(c[i:i + t, j:j + t], c_t)
+        # targets from the wrong image: content and style swapped
+        "content_and_style_swapped": """
+targets = capstone_reference.targets(style, content, weights)
+def step(image):
+    x = aics.constant(image)
+    with aics.GradientTape() as tape:
+        tape.watch(x)
+        total, _, _ = style_transfer.total_loss(capstone_reference.features(x, weights), targets)
+    return float(total), tape.gradient(total, x).numpy()
+return step
 """,
-        # NumPy on GDRAM, then one token DMA: the work was not done on the device
-        "numpy_in_gdram": """
-c[...] = a @ b
-with core.scope():
-    t = core.nram((1,))
-    core.load(t, a[:1, 0])
-""",
-        # the shortcut: the library's kernel
-        "calls_the_library": """
-mlu.reference_matmul(core, a, b, c)
+        # the targets hoisted, but computed for the first content/style pair it ever saw
+        "targets_of_the_first_pair_only": """
+global _capstone_first_targets
+try:
+    targets = _capstone_first_targets
+except NameError:
+    targets = _capstone_first_targets = capstone_reference.targets(content, style, weights)
+def step(image):
+    x = aics.constant(image)
+    with aics.GradientTape() as tape:
+        tape.watch(x)
+        total, _, _ = style_transfer.total_loss(capstone_reference.features(x, weights), targets)
+    return float(total), tape.gradient(total, x).numpy()
+return step
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "mlu_add": {
-        # chunks a little smaller than the largest, the sum written to a third buffer
-        "three_buffers": """
-chunk = (core.nram_bytes - 512) // 12
-with core.scope():
-    a, b, s = core.nram((chunk,)), core.nram((chunk,)), core.nram((chunk,))
-    for i in range(0, x.size, chunk):
-        m = min(chunk, x.size - i)
-        core.load(a[:m], x[i:i + m]); core.load(b[:m], y[i:i + m])
-        core.add(s[:m], a[:m], b[:m])
-        core.store(out[i:i + m], s[:m])
+    "capstone_speedup": {
+        # the candidate first in each round, the median by hand from sorted lists
+        "candidate_first_and_a_hand_median": """
+def med(v):
+    v = sorted(v); n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+candidate(); reference()
+r, c = [], []
+for _ in range(rounds):
+    t = timer(); candidate(); c.append(timer() - t)
+    t = timer(); reference(); r.append(timer() - t)
+return med(r) / med(c)
+""",
+        # statistics.median
+        "statistics_median": """
+reference(); candidate()
+r, c = [], []
+for _ in range(rounds):
+    for fn, times in ((reference, r), (candidate, c)):
+        t = timer(); fn(); times.append(timer() - t)
+return statistics.median(r) / statistics.median(c)
 """,
     },
-    "mlu_matmul": {
-        # tall-and-thin tiles: 64 x 256 of a, 256 x 128 of b, a 64 x 128 c tile kept on chip
-        "other_tile_shapes": """
-bm, bk, bn = 64, 256, 128
-with core.scope():
-    a_t, b_t, c_t = core.nram((bm, bk)), core.nram((bk, bn)), core.nram((bm, bn))
-    for j in range(0, b.shape[1], bn):
-        n = min(bn, b.shape[1] - j)
-        for i in range(0, a.shape[0], bm):
-            m = min(bm, a.shape[0] - i)
-            first = True
-            for k0 in range(0, a.shape[1], bk):
-                k = min(bk, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n], accumulate=not first)
-                first = False
-            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+    "capstone_fast_step": {
+        # the targets as tensors made once, the loss in float64 at the end
+        "targets_as_tensors": """
+tg = capstone_reference.targets(content, style, weights)
+targets = {k: {n: aics.constant(v) for n, v in d.items()} for k, d in tg.items()}
+def step(image):
+    x = aics.constant(image)
+    with aics.GradientTape() as tape:
+        tape.watch(x)
+        total, _, _ = style_transfer.total_loss(capstone_reference.features(x, weights), targets)
+    grad = tape.gradient(total, x)
+    return float(np.float64(total.numpy())), np.asarray(grad.numpy())
+return step
 """,
     },
 }

@@ -1,4 +1,4 @@
-"""References for notebook 03's exercises (sections 8 and 9): bilinear resizing as TF2's
+"""References for notebook 04's exercises (sections 8 and 9): bilinear resizing as TF2's
 ``tf.image.resize`` defines it, and "short side to 256, centre crop 224".
 
 Bilinear with half-pixel centres (TF2, no antialias): output row ``i`` of ``out_h`` samples the
@@ -74,3 +74,15 @@ def short_side_crop(img_u8, short=256, crop=224):
         lower = img[y1, x0] * (1 - wx) + img[y1, x1] * wx
         out[i] = upper * (1 - wy) + lower * wy
     return out
+
+
+CAFFE_MEAN_BGR = (103.939, 116.779, 123.68)
+
+
+def caffe_preprocess(images):
+    """Keras's ``preprocess_input(mode="caffe")`` for channels-last RGB: BGR order, ImageNet's
+    per-channel mean subtracted, float32, no scaling."""
+    import numpy as np
+
+    x = np.asarray(images, np.float32)[..., ::-1]
+    return (x - np.asarray(CAFFE_MEAN_BGR, np.float32)).astype(np.float32)
