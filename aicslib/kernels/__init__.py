@@ -18,4 +18,5 @@ from . import string_ops
 from . import sample_distorted_bounding_box_op
 from . import cwise_ops_complex
 from . import native_matmul_op
+from . import mlu_matmul_op
 from . import linalg_ops

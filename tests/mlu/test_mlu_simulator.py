@@ -107,3 +107,17 @@ def test_a_core_kernel_runs_matmul_on_the_mlu_device_in_every_mode():
     for got in (eager, traced, graph_mode):
         np.testing.assert_array_equal(got, a @ b)
     assert len(runs) == 3 and all(r["peak_nram_bytes"] > 0 for r in runs)
+
+
+def test_the_mlu_devices_float32_matmul_runs_on_the_simulated_core():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(70, 130)).astype(np.float32), rng.normal(size=(130, 40)).astype(np.float32)
+    where = aics.introspect.summary("MatMul")
+    with aics.device("/device:MLU:0"):
+        got = aics.matmul(a, b).numpy()
+        with pytest.raises(aics.errors.InvalidArgumentError, match="Matrix size-incompatible"):
+            aics.matmul(a, a)
+    expected = np.zeros((70, 40), np.float32)
+    mlu.reference_matmul(mlu.Core(), a, b, expected)
+    np.testing.assert_array_equal(got, expected)          # the tiled kernel's own float32 sums
+    assert "mlu_matmul_op.py" in where, where
