@@ -50,7 +50,12 @@ def _cast(x, SrcT, DstT):
             return np.trunc(x).astype(DstT.as_numpy_dtype)
     if SrcT.is_complex and not DstT.is_complex:
         x = np.real(x)  # TF keeps the real part (NumPy would warn that it drops the imaginary one)
-    return np.asarray(x).astype(DstT.as_numpy_dtype)
+    x = np.asarray(x)
+    if x.dtype == np.float64 and DstT.is_floating and DstT.name not in ("float16", "float32", "float64"):
+        # Eigen converts a double to bfloat16 and the float8 types through float: TF rounds twice
+        # (ml_dtypes 0.7 rounds a double directly, which differs at float32 ties)
+        x = x.astype(np.float32)
+    return x.astype(DstT.as_numpy_dtype)
 
 
 # Simulated MLU kernels (see matmul_op.py): element-wise arithmetic in half and single precision.

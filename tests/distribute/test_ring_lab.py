@@ -40,7 +40,10 @@ def test_states_from_the_definition_equal_the_simulated_steps(p, n):
 
 
 @pytest.mark.parametrize("p,n", CASES)
-def test_the_reference_passes_every_check(p, n):
+def test_the_reference_passes_every_check(p, n, monkeypatch):
+    # the references are the library's own code: the rule against calling the library is not what
+    # this test checks (the lab's wrong answers that call it are, in tests/grading)
+    monkeypatch.setattr(grading, "no_library_calls", lambda fn, *a, allowed=(), what=None, how=None, **k: fn(*a, **k))
     ring_checks.check_step_function(ring.reduce_scatter_step, "reduce-scatter", p, n, 1, "rs")
     ring_checks.check_step_function(ring.allgather_step, "allgather", p, n, 1, "ag")
     ring_checks.check_rank_program(ref.ring_allreduce_rank, p, n, 1, "ref")
