@@ -597,8 +597,9 @@ def test_notebook_in_browser(name, context, lab, artifacts):
             if not r["ok"]:
                 failures.append(f"widget {r['kind']} {r['label']!r} (cell {r['cell']}) "
                                 f"{r.get('action', '')}: {r['note']}")
-        if not results:
-            failures.append("no ipywidgets controls found in the outputs")
+        # a chapter that builds widgets must show them; one without (a lab chapter) has none to check
+        if not results and "ipywidgets" in (NOTEBOOK_DIR / name).read_text(encoding="utf-8"):
+            failures.append("no ipywidgets controls found in the outputs, though the notebook builds widgets")
         for e in page.evaluate(JS_ERRORS):
             if e not in errors:
                 failures.append(f"cell {e['cell']}: {e['kind']} output after moving widgets:\n{e['text']}")
