@@ -212,3 +212,45 @@ ax[1].barh(names, [r["dma_bytes"] / 2**20 for r in results.values()], color="tab
 ax[1].set_xlabel("bytes moved by DMA (MiB)"); ax[1].set_yticks([])
 plt.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ## 4. 交互：块的大小与 C 块是否留在片上
+#
+# 选块的边长，以及 C 块是整条 k 都留在片上（参考切法）还是每步搬上搬下（朴素切法），看 256×256×256 的矩阵乘
+# 花多少周期、搬多少字节；块太大时 NRAM 放不下，模拟器会拒绝并说明还剩多少。
+
+# %%
+import ipywidgets as widgets
+
+_a = rng.normal(size=(256, 256)).astype(np.float32)
+_b = rng.normal(size=(256, 256)).astype(np.float32)
+
+
+def show_tiling(tile=64, keep_c_on_chip=True):
+    core = mlu.Core()
+    c = np.zeros((256, 256), np.float32)
+    try:
+        if keep_c_on_chip:
+            mlu.reference_matmul(core, _a, _b, c, bm=tile, bn=tile, bk=tile)
+        else:
+            mlu.naive_matmul(core, _a, _b, c, tile=tile)
+    except mlu.NRAMOverflow as e:
+        print(f"tile {tile}: does not fit: {e}")
+        return
+    st = core.stats()
+    print(f"tile {tile}, c tile {'kept on chip' if keep_c_on_chip else 'loaded and stored every k step'}: "
+          f"{st['cycles']:,d} cycles, {st['dma_bytes']:,d} DMA bytes in {st['dma_transfers']:,d} transfers, "
+          f"peak NRAM {st['peak_nram_bytes'] // 1024} KiB of {mlu.NRAM_BYTES // 1024}")
+    fig, ax = plt.subplots(figsize=(6, 1.6))
+    ax.barh(["DMA", "compute"], [st["cycles"] - st["compute_cycles"], st["compute_cycles"]],
+            color=["tab:orange", "tab:blue"])
+    ax.set_xscale("log"); ax.set_xlim(1e3, 1e7)
+    ax.set_xlabel("simulated cycles, log scale (256x256x256 matmul)")
+    plt.tight_layout(); plt.show()
+
+
+widgets.interact(show_tiling,
+                 tile=widgets.SelectionSlider(options=[16, 32, 64, 128], value=64, description="tile side (elements)",
+                                              style={"description_width": "initial"}, continuous_update=False),
+                 keep_c_on_chip=widgets.Checkbox(value=True, description="keep the c tile on chip across k",
+                                                 style={"description_width": "initial"}));
