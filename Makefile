@@ -21,9 +21,10 @@ $(PYTHON):
 # when aicslib/__init__.py first appears: an editable install made before it
 # existed maps aicslib as a namespace package and would never run __init__.py.
 # The `grading` extra is nbgrader: `make release` / `make autograde` and tests/grading/ need it;
-# `mpi` (mpi4py + MPICH) and `bindings` (SWIG, pybind11) serve notebooks 17 and 09 and their tests.
+# `mpi` (mpi4py + MPICH) and `bindings` (SWIG, pybind11) serve notebooks 17 and 09 and their tests;
+# `browser` (Playwright) drives the browser tests.
 $(STAMP): pyproject.toml $(wildcard aicslib/__init__.py) | $(PYTHON)
-	$(PYTHON) -m pip install -e '.[test,grading,mpi,bindings]'
+	$(PYTHON) -m pip install -e '.[test,grading,mpi,bindings,browser]'
 	@# .gitattributes names the nbstripout filter; this defines it for this clone (outputs never committed)
 	@if git rev-parse --git-dir >/dev/null 2>&1; then $(VENV)/bin/nbstripout --install; fi
 	touch $@
@@ -57,11 +58,13 @@ TEST_JOBS ?= auto
 # The student release the tests check (stripping) and run (in the browser): built once per run.
 TEST_RELEASE := build/test-release
 
-test: lint test-unit test-browser
+# The unit tests (CPU-bound) and the browser tests (mostly waiting on a page) run side by side, each
+# target's output printed whole when it ends; the release they share is built once, before.
+test: lint test-release
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-browser
 
 .PHONY: test-release
-test-release: venv
-	@$(MAKE) -s release RELEASE_DIR=$(TEST_RELEASE) COURSE_DIR=$(TEST_RELEASE)-course
+test-release: $(TEST_RELEASE)/.stamp
 
 lint: venv
 	$(PYTHON) -m ruff check .
@@ -134,6 +137,11 @@ COURSE_NOTEBOOKS ?= notebooks
 NOTEBOOKS   := $(sort $(wildcard notebooks/[0-9][0-9]-*.ipynb))
 # nbgrader runs helper programs (alembic) from PATH: put the venv's bin/ first.
 RUN_NBGRADER = PATH="$(abspath $(VENV))/bin:$$PATH" AICS_COURSE_DIR="$(abspath $(COURSE_DIR))" $(NBGRADER)
+
+# The release the tests check and run, rebuilt when an instructor notebook changes.
+$(TEST_RELEASE)/.stamp: $(NOTEBOOKS) nbgrader_config.py workbook/student_copy.py | venv
+	@$(MAKE) -s release RELEASE_DIR=$(TEST_RELEASE) COURSE_DIR=$(TEST_RELEASE)-course
+	touch $@
 
 # The release the student copy is made from, rebuilt when an instructor notebook changes.
 $(STUDENT_RELEASE_STAMP): $(NOTEBOOKS) | venv
