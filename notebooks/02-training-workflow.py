@@ -543,6 +543,14 @@ def momentum_apply_dense(opt, grad, var):
 from workbook.references import momentum as _momentum_ref
 
 
+class _WithReferenceSlots(MyMomentumOptimizer):
+    """Your class with (a)'s slots made the reference way, so (b) and (c) are each graded on their own."""
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._zeros_slot(v, "momentum", self._name)
+
+
 def _no_apply_ops(graph, what):
     used = sorted({op.type for op in graph.get_operations() if "Apply" in op.type})
     grading.check(not used, f"{what}: the graph uses the library's training ops {used}: write the update "
@@ -556,7 +564,7 @@ def _check_dense(nesterov, momentum, lrs, seed):
         var_list = [aics.Variable(x, name=f"v{i}") for i, x in enumerate(inits)]
         grads = [aics.placeholder(aics.float32, x.shape) for x in inits]
         lr = aics.placeholder(aics.float32, [])
-        opt = MyMomentumOptimizer(lr, momentum, use_nesterov=nesterov)
+        opt = _WithReferenceSlots(lr, momentum, use_nesterov=nesterov)
         train_op = opt.apply_gradients(zip(grads, var_list))
         what = f"momentum={momentum}, use_nesterov={nesterov}"
         _no_apply_ops(graph, what)
@@ -643,7 +651,7 @@ def _check_sparse(nesterov, momentum, steps, seed):
         values = aics.placeholder(aics.float32, [None, 2])
         indices = aics.placeholder(aics.int32, [None])
         lr = aics.placeholder(aics.float32, [])
-        opt = MyMomentumOptimizer(lr, momentum, use_nesterov=nesterov)
+        opt = _WithReferenceSlots(lr, momentum, use_nesterov=nesterov)
         train_op = apply_sparse_gradients(opt, [(IndexedSlices(values, indices, [6, 2]), var)])
         what = f"sparse, momentum={momentum}, use_nesterov={nesterov}"
         _no_apply_ops(graph, what)

@@ -535,22 +535,23 @@ def my_im2col(x, kh, kw, stride, padding):
 # Test cell (locked): my_im2col against the reference im2col of workbook.references.im2col (written
 # independently of aicslib; the cell after the lab compares it with aicslib's im2col_view) and against
 # the definition, one pixel at a time, on SAME, VALID and explicit paddings, strides 1-3.
-with grading.exercise("my_im2col"):
-    _lab.check_im2col(my_im2col, (2, 7, 6, 3), (3, 3), 1, "SAME", 0)
-    _lab.check_im2col(my_im2col, (1, 8, 8, 2), (3, 2), 2, "SAME", 1)     # H: 1 padding pixel in all, at the bottom
-    _lab.check_im2col(my_im2col, (1, 7, 9, 1), (3, 3), 2, "SAME", 2)
-    _lab.check_im2col(my_im2col, (2, 6, 7, 2), (2, 3), 2, "VALID", 3)
-    _lab.check_im2col(my_im2col, (1, 5, 5, 1), (3, 3), 1, [(2, 0), (1, 1)], 4)
-    ### BEGIN HIDDEN TESTS
-    _lab.check_im2col(my_im2col, (2, 9, 8, 2), (3, 3), 3, "SAME", 5, brute=True)
-    _lab.check_im2col(my_im2col, (1, 6, 5, 3), (4, 2), 1, "SAME", 6)     # 3 padding rows: 1 on top, 2 below
-    _lab.check_im2col(my_im2col, (1, 9, 9, 2), (2, 2), 3, "SAME", 7)     # the window is smaller than the stride
-    _lab.check_im2col(my_im2col, (1, 10, 9, 1), (3, 2), 3, "VALID", 8, brute=True)
-    _lab.check_im2col(my_im2col, (1, 6, 5, 3), (4, 2), 1, [(0, 3), (2, 0)], 9)
-    _lab.check_im2col(my_im2col, (1, 5, 5, 1), (5, 5), 1, "VALID", 10)
-    _big = np.random.default_rng(11).standard_normal((1, 48, 48, 2)).astype(np.float32)
-    _lab.check_no_pixel_loop(my_im2col, (_big, 3, 3, 1, "SAME"), "my_im2col(x of shape (1, 48, 48, 2), 3, 3, 1, 'SAME')", 9)
-    ### END HIDDEN TESTS
+with _lab.earlier_exercises_as_reference(globals(), {'my_conv_output_size': 'my_conv_output_size'}):
+    with grading.exercise("my_im2col"):
+        _lab.check_im2col(my_im2col, (2, 7, 6, 3), (3, 3), 1, "SAME", 0)
+        _lab.check_im2col(my_im2col, (1, 8, 8, 2), (3, 2), 2, "SAME", 1)     # H: 1 padding pixel in all, at the bottom
+        _lab.check_im2col(my_im2col, (1, 7, 9, 1), (3, 3), 2, "SAME", 2)
+        _lab.check_im2col(my_im2col, (2, 6, 7, 2), (2, 3), 2, "VALID", 3)
+        _lab.check_im2col(my_im2col, (1, 5, 5, 1), (3, 3), 1, [(2, 0), (1, 1)], 4)
+        ### BEGIN HIDDEN TESTS
+        _lab.check_im2col(my_im2col, (2, 9, 8, 2), (3, 3), 3, "SAME", 5, brute=True)
+        _lab.check_im2col(my_im2col, (1, 6, 5, 3), (4, 2), 1, "SAME", 6)     # 3 padding rows: 1 on top, 2 below
+        _lab.check_im2col(my_im2col, (1, 9, 9, 2), (2, 2), 3, "SAME", 7)     # the window is smaller than the stride
+        _lab.check_im2col(my_im2col, (1, 10, 9, 1), (3, 2), 3, "VALID", 8, brute=True)
+        _lab.check_im2col(my_im2col, (1, 6, 5, 3), (4, 2), 1, [(0, 3), (2, 0)], 9)
+        _lab.check_im2col(my_im2col, (1, 5, 5, 1), (5, 5), 1, "VALID", 10)
+        _big = np.random.default_rng(11).standard_normal((1, 48, 48, 2)).astype(np.float32)
+        _lab.check_no_pixel_loop(my_im2col, (_big, 3, 3, 1, "SAME"), "my_im2col(x of shape (1, 48, 48, 2), 3, 3, 1, 'SAME')", 9)
+        ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### 8.3 卷积核梯度：im2col + 一次 GEMM
@@ -573,21 +574,22 @@ def my_conv2d_backprop_filter(x, dy, filter_shape, stride, padding):
 # Test cell (locked): against the sums of the definition (workbook.references.conv_backprop, one output
 # pixel and tap at a time) for strides 1-3, SAME and VALID, odd and even sizes; against aicslib's
 # Conv2DBackpropFilter op.
-with grading.exercise("my_conv2d_backprop_filter"):
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 7, 7, 3), (3, 3), 4, 1, "SAME", 20)
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 8, 8, 2), (3, 3), 3, 2, "SAME", 21)
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 7, 6, 2), (3, 2), 2, 2, "VALID", 22)
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 9, 8, 2), (3, 3), 2, 3, "SAME", 23)
-    ### BEGIN HIDDEN TESTS
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 10, 10, 2), (3, 3), 2, 3, "VALID", 24)
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 6, 5, 3), (4, 2), 2, 1, "SAME", 25)
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 7, 7, 2), (3, 3), 2, 1, [(0, 2), (1, 1)], 26)
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 9, 7, 3), (3, 3), 4, 2, "SAME", 27, against="library")
-    _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 11, 10, 2), (2, 3), 3, 3, "VALID", 28, against="library")
-    _big = np.random.default_rng(29).standard_normal((1, 48, 48, 2)).astype(np.float32)
-    _lab.check_no_pixel_loop(my_conv2d_backprop_filter, (_big, np.ones((1, 48, 48, 3), np.float32), (3, 3, 2, 3), 1,
-                                                         "SAME"), "my_conv2d_backprop_filter(x of shape (1, 48, 48, 2), ...)", 9)
-    ### END HIDDEN TESTS
+with _lab.earlier_exercises_as_reference(globals(), {'my_conv_output_size': 'my_conv_output_size', 'my_im2col': 'my_im2col'}):
+    with grading.exercise("my_conv2d_backprop_filter"):
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 7, 7, 3), (3, 3), 4, 1, "SAME", 20)
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 8, 8, 2), (3, 3), 3, 2, "SAME", 21)
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 7, 6, 2), (3, 2), 2, 2, "VALID", 22)
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 9, 8, 2), (3, 3), 2, 3, "SAME", 23)
+        ### BEGIN HIDDEN TESTS
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 10, 10, 2), (3, 3), 2, 3, "VALID", 24)
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 6, 5, 3), (4, 2), 2, 1, "SAME", 25)
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 7, 7, 2), (3, 3), 2, 1, [(0, 2), (1, 1)], 26)
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (2, 9, 7, 3), (3, 3), 4, 2, "SAME", 27, against="library")
+        _lab.check_backprop_filter(my_conv2d_backprop_filter, (1, 11, 10, 2), (2, 3), 3, 3, "VALID", 28, against="library")
+        _big = np.random.default_rng(29).standard_normal((1, 48, 48, 2)).astype(np.float32)
+        _lab.check_no_pixel_loop(my_conv2d_backprop_filter, (_big, np.ones((1, 48, 48, 3), np.float32), (3, 3, 2, 3), 1,
+                                                             "SAME"), "my_conv2d_backprop_filter(x of shape (1, 48, 48, 2), ...)", 9)
+        ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### 8.4 输入梯度：一次 GEMM + col2im
@@ -619,22 +621,23 @@ def my_conv2d_backprop_input(dy, w, x_shape, stride, padding):
 # %% nbgrader={"grade": true, "grade_id": "my_conv2d_backprop_input_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 # Test cell (locked): against the sums of the definition for strides 1-3, SAME and VALID, odd and even
 # sizes (overlapping windows, rows a VALID stride never reads), and against aicslib's Conv2DBackpropInput op.
-with grading.exercise("my_conv2d_backprop_input"):
-    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 7, 7, 3), (3, 3), 4, 1, "SAME", 30)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 8, 8, 2), (3, 3), 3, 2, "SAME", 31)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 7, 6, 2), (3, 2), 2, 2, "VALID", 32)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 9, 8, 2), (3, 3), 2, 3, "SAME", 33)
-    ### BEGIN HIDDEN TESTS
-    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 10, 10, 2), (3, 3), 2, 3, "VALID", 34)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 6, 5, 3), (4, 2), 2, 1, "SAME", 35)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 8, 7, 2), (2, 2), 3, 1, "SAME", 36)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 7, 7, 2), (3, 3), 2, 1, [(0, 2), (1, 1)], 37)
-    _lab.check_backprop_input(my_conv2d_backprop_input, (2, 9, 7, 3), (3, 3), 4, 2, "SAME", 38, against="library")
-    _lab.check_backprop_input(my_conv2d_backprop_input, (1, 11, 10, 2), (2, 3), 3, 3, "VALID", 39, against="library")
-    _lab.check_no_pixel_loop(my_conv2d_backprop_input, (np.ones((1, 48, 48, 3), np.float32),
-                                                        np.ones((3, 3, 2, 3), np.float32), (1, 48, 48, 2), 1, "SAME"),
-                             "my_conv2d_backprop_input(dy of shape (1, 48, 48, 3), ...)", 9)
-    ### END HIDDEN TESTS
+with _lab.earlier_exercises_as_reference(globals(), {'my_conv_output_size': 'my_conv_output_size'}):
+    with grading.exercise("my_conv2d_backprop_input"):
+        _lab.check_backprop_input(my_conv2d_backprop_input, (2, 7, 7, 3), (3, 3), 4, 1, "SAME", 30)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (1, 8, 8, 2), (3, 3), 3, 2, "SAME", 31)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (2, 7, 6, 2), (3, 2), 2, 2, "VALID", 32)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (1, 9, 8, 2), (3, 3), 2, 3, "SAME", 33)
+        ### BEGIN HIDDEN TESTS
+        _lab.check_backprop_input(my_conv2d_backprop_input, (1, 10, 10, 2), (3, 3), 2, 3, "VALID", 34)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (2, 6, 5, 3), (4, 2), 2, 1, "SAME", 35)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (1, 8, 7, 2), (2, 2), 3, 1, "SAME", 36)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (1, 7, 7, 2), (3, 3), 2, 1, [(0, 2), (1, 1)], 37)
+        _lab.check_backprop_input(my_conv2d_backprop_input, (2, 9, 7, 3), (3, 3), 4, 2, "SAME", 38, against="library")
+        _lab.check_backprop_input(my_conv2d_backprop_input, (1, 11, 10, 2), (2, 3), 3, 3, "VALID", 39, against="library")
+        _lab.check_no_pixel_loop(my_conv2d_backprop_input, (np.ones((1, 48, 48, 3), np.float32),
+                                                            np.ones((3, 3, 2, 3), np.float32), (1, 48, 48, 2), 1, "SAME"),
+                                 "my_conv2d_backprop_input(dy of shape (1, 48, 48, 3), ...)", 9)
+        ### END HIDDEN TESTS
 
 # %% [markdown]
 # ### 8.5 用你的代码算卷积、求梯度、训练一个 TF1 程序

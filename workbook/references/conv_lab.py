@@ -8,6 +8,7 @@ references (``grading.no_library_calls``), an error in it is reported with the s
 lines, and a function that uses another exercise's answer not written yet says so instead of
 passing for "not answered".
 """
+import contextlib
 import traceback
 
 import numpy as np
@@ -17,11 +18,14 @@ from workbook import grading
 from . import conv_backprop, im2col as im2col_ref
 
 
+_standing_in = set()      # the references standing in for earlier exercises (not counted as library calls)
+
+
 def student_call(call, fn, *args, run=None):
     """``run(fn, *args)`` (default: ``grading.no_library_calls``); errors become feedback naming
     ``call``. The release stub's bare NotImplementedError passes through (this exercise is not
     answered) when it is ``fn``'s own; raised by another exercise's function it is reported."""
-    run = run or (lambda f, *a: grading.no_library_calls(f, *a, what=fn.__name__))
+    run = run or (lambda f, *a: grading.no_library_calls(f, *a, what=fn.__name__, allowed=tuple(_standing_in)))
     try:
         return run(fn, *args)
     except grading.CheckFailed:
@@ -170,3 +174,24 @@ def check_no_pixel_loop(fn, args, call, taps):
     grading.check(lines <= 100 + 10 * taps,
                   f"{call} ran {lines} lines of Python: that is a loop over output pixels (or rows). "
                   f"Loop over the kh*kw taps at most and slice all pixels at once")
+
+
+@contextlib.contextmanager
+def earlier_exercises_as_reference(namespace, names):
+    """Grades one exercise on its own: inside the block each earlier exercise in ``names`` (function
+    name -> exercise name) that has not passed its checks is replaced, in the notebook's
+    ``namespace``, by the package's reference, saying so; the student's are put back after."""
+    stand_ins = {"my_conv_output_size": im2col_ref.output_size_and_padding, "my_im2col": im2col_ref.im2col}
+    saved = {}
+    for fn_name, exercise in names.items():
+        if grading.status(exercise) != "passed" and fn_name in stand_ins:
+            saved[fn_name] = namespace.get(fn_name)
+            namespace[fn_name] = stand_ins[fn_name]
+            _standing_in.add(stand_ins[fn_name].__name__)
+            print(f"note: {fn_name} has not passed its own checks: the reference stands in for it here, "
+                  f"so this exercise is graded on its own")
+    try:
+        yield
+    finally:
+        namespace.update(saved)
+        _standing_in.clear()
