@@ -49,9 +49,9 @@ lab-instructor: venv
 notebooks: venv
 	$(VENV)/bin/jupytext --sync notebooks/*.ipynb
 
-# `make test` (what CI runs; under 6 minutes on 2 cores): lint, the unit tests and the grader
+# `make test` (what CI runs; its time on 2 cores is in the README): lint, the unit tests and the grader
 # tests (every instructor notebook runs once, every answer swapped into its exercise inside that
-# kernel, nbgrader end to end on one chapter), then the student release in a real browser.
+# kernel, nbgrader end to end on a fixture chapter), and beside them the student release in a real browser.
 # `make test-full`: every notebook in its full setting, and the whole autograde matrix.
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --durations=20
 TEST_JOBS ?= auto
