@@ -51,17 +51,16 @@ notebooks: venv
 
 # `make test` (what CI runs; its time on 2 cores is in the README): lint, the unit tests and the grader
 # tests (every instructor notebook runs once, every answer swapped into its exercise inside that
-# kernel, nbgrader end to end on a fixture chapter), and beside them the student release in a real browser.
+# kernel, nbgrader end to end on a fixture chapter), then the student release in a real browser.
 # `make test-full`: every notebook in its full setting, and the whole autograde matrix.
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --durations=20
 TEST_JOBS ?= auto
 # The student release the tests check (stripping) and run (in the browser): built once per run.
 TEST_RELEASE := build/test-release
 
-# The unit tests (CPU-bound) and the browser tests (mostly waiting on a page) run side by side, each
-# target's output printed whole when it ends; the release they share is built once, before.
-test: lint test-release
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-browser
+# The release both use is built once (a stamp). The browser tests run after the unit tests: side by
+# side on two cores, kernels started by the browser tests were seen to wait past their limits.
+test: lint test-release test-unit test-browser
 
 .PHONY: test-release
 test-release: $(TEST_RELEASE)/.stamp
