@@ -82,7 +82,4 @@ CAFFE_MEAN_BGR = (103.939, 116.779, 123.68)
 def caffe_preprocess(images):
     """Keras's ``preprocess_input(mode="caffe")`` for channels-last RGB: BGR order, ImageNet's
     per-channel mean subtracted, float32, no scaling."""
-    import numpy as np
-
-    x = np.asarray(images, np.float32)[..., ::-1]
-    return (x - np.asarray(CAFFE_MEAN_BGR, np.float32)).astype(np.float32)
+    return np.asarray(images, np.float32)[..., ::-1] - np.asarray(CAFFE_MEAN_BGR, np.float32)
