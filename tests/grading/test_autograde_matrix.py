@@ -26,12 +26,11 @@ pytestmark = pytest.mark.full
 pytest.importorskip("nbgrader", reason="nbgrader is the 'grading' extra: pip install -e '.[grading]'")
 
 
-def submission(instructor, answers, cut_after_last_grade):
+def submission(instructor, answers):
     """The instructor notebook with `answers[grade_id]` in those solution cells (None: the release's
-    stub, unanswered); the reference solution elsewhere."""
+    stub, unanswered); the reference solution elsewhere. (make autograde runs it up to its last
+    graded cell.)"""
     nb = nbformat.from_dict(instructor)
-    if cut_after_last_grade:
-        nb.cells = nb.cells[:max(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade")) + 1]
     for cell in nb.cells:
         if is_solution(cell):
             gid = nbgrader_meta(cell)["grade_id"]
@@ -54,7 +53,7 @@ def course(tmp_path_factory):
     for name, nb in instructor.items():
         nbformat.write(nb, subs / "reference" / f"{name}.ipynb")
         untouched = {nbgrader_meta(c)["grade_id"]: None for c in nb.cells if is_solution(c)}
-        nbformat.write(submission(nb, untouched, False), subs / "untouched" / f"{name}.ipynb")
+        nbformat.write(submission(nb, untouched), subs / "untouched" / f"{name}.ipynb")
     for k in range(max(len(v) for v in WRONG_ANSWERS.values())):
         sid = f"wrong{k}"
         expected_wrong[sid] = {}
@@ -64,7 +63,7 @@ def course(tmp_path_factory):
             if not wrong:
                 continue
             (subs / sid).mkdir(parents=True, exist_ok=True)
-            nbformat.write(submission(nb, wrong, True), subs / sid / f"{name}.ipynb")
+            nbformat.write(submission(nb, wrong), subs / sid / f"{name}.ipynb")
             expected_wrong[sid][name] = {gid: list(WRONG_ANSWERS[gid])[k] for gid in wrong}
     proc = subprocess.run(["make", "-s", "autograde", f"SUBMISSIONS={subs}", f"GRADES_DIR={grades}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=3600)
