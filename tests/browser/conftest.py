@@ -245,7 +245,10 @@ def lab(artifacts):
     env.pop("MPLBACKEND", None)
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--notebook-dir={root}"]
+           f"--notebook-dir={root}",
+           # window.jupyterapp: the tests find the notebook panel by path (test_notebooks_browser.JS_PANEL)
+           # and save through the document's context instead of pressing keys and guessing a delay
+           "--LabApp.expose_app_in_browser=True"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     log_path = artifacts / f"jupyterlab-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"

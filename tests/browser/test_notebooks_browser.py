@@ -32,7 +32,7 @@ CELL_TIMEOUT = 180             # s one cell may run before the test stops, namin
 KERNEL_START_TIMEOUT = 90      # s; a busy 2-core CI machine can take a minute
 SCREENSHOTS = os.environ.get("AICS_BROWSER_SCREENSHOTS", "") in ("1", "true", "yes")   # else on failure only
 WIDGET_TIMEOUT = 45            # s for a widget's output to change (a button may train a small model)
-IDLE_GIVE_UP = 6               # s of idle kernel with unchanged outputs before calling a widget inert
+QUIET_S = 0.25                 # s with no kernel message outstanding or arriving before outputs count as settled
 CJK = re.compile(r"[\u3400-\u9fff]")
 
 # --- JavaScript run in the page -------------------------------------------------------------
@@ -75,6 +75,13 @@ JS_OUTPUT_SIGNATURE = """([sel, stable, text]) => {
   for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619) >>> 0; }
   return h.toString(16) + ':' + s.length;
 }"""
+
+# The notebook's panel, found by its path, and its kernel (JupyterLab exposes the app with
+# --LabApp.expose_app_in_browser; see conftest.py).
+JS_PANEL = """(name) => [...window.jupyterapp.shell.widgets('main')]
+  .find(w => w.context && w.context.path && w.context.path.split('/').pop() === name)"""
+
+JS_SAVE = """async (name) => { await (%s)(name).context.save(); return true; }""" % JS_PANEL
 
 JS_ERRORS = """() => {
   const found = [];
@@ -164,6 +171,55 @@ def _zh_font_families():
 
 # --- helpers --------------------------------------------------------------------------------
 
+class KernelTraffic:
+    """What the page and its kernels say to each other, read off the websocket: which requests
+    the page sent on the shell channel are still unanswered (no `idle` status for them yet).
+    A widget callback runs on the kernel's shell like a cell, but ipykernel 7 may answer a
+    request the page sends meanwhile before the callback ends, and the server's execution
+    state can say `idle` in between; an unanswered comm message cannot. ipywidgets sends a
+    held-back state change when the idle for the previous one arrives, so the page is settled
+    only once nothing is outstanding and nothing has arrived for QUIET_S seconds."""
+
+    def __init__(self, page):
+        self.pending, self.last = {}, time.monotonic()
+        page.on("websocket", self._attach)
+
+    def _attach(self, ws):
+        ws.on("framesent", lambda payload: self._frame(payload, sent=True))
+        ws.on("framereceived", lambda payload: self._frame(payload, sent=False))
+
+    def _frame(self, payload, sent):
+        self.last = time.monotonic()
+        msg = _ws_message(payload)
+        if msg is None:
+            return
+        channel, header, parent, content = msg
+        if sent and channel == "shell":
+            self.pending[header.get("msg_id")] = (header.get("msg_type"), self.last)
+        elif not sent and header.get("msg_type") == "status" and content.get("execution_state") == "idle":
+            self.pending.pop(parent.get("msg_id"), None)
+
+    def settled(self):
+        return not self.pending and time.monotonic() - self.last >= QUIET_S
+
+
+def _ws_message(payload):
+    """(channel, header, parent_header, content) of a kernel websocket frame: jupyter_server's v1
+    binary protocol (offsets, then channel and the message's JSON parts) or the JSON one."""
+    try:
+        if isinstance(payload, str):
+            m = json.loads(payload)
+            return m.get("channel"), m.get("header") or {}, m.get("parent_header") or {}, m.get("content") or {}
+        b = bytes(payload)
+        n = int.from_bytes(b[:8], "little")
+        offsets = [int.from_bytes(b[8 * (i + 1):8 * (i + 2)], "little") for i in range(n)]
+        parts = [b[offsets[i]:offsets[i + 1]] for i in range(min(n - 1, 5))]
+        return (parts[0].decode(), json.loads(parts[1] or b"{}"), json.loads(parts[2] or b"{}"),
+                json.loads(parts[4] or b"{}"))
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return None
+
+
 class Notebook:
     """One notebook open in JupyterLab, with the server's REST API at hand."""
 
@@ -171,6 +227,7 @@ class Notebook:
         self.page, self.lab, self.name, self.art = page, lab, name, artifacts
         self.stem = name.rsplit(".", 1)[0]
         self.shots = 0
+        self.traffic = KernelTraffic(page)
 
     def shot(self, what, locator=None, always=False):
         """A screenshot in the artifacts folder: on failure, or every step with AICS_BROWSER_SCREENSHOTS=1."""
@@ -219,34 +276,41 @@ class Notebook:
         """A hash of what the outputs show (with ``text``: the shown text itself, for a report)."""
         return self.page.evaluate(JS_OUTPUT_SIGNATURE, [CONTROL_SELECTOR, stable, text])
 
+    def quiet(self, timeout=WIDGET_TIMEOUT):
+        """Waits until the kernel has answered everything the page sent (KernelTraffic); then
+        one more animation frame for the outputs to render. False at the timeout."""
+        deadline = time.monotonic() + timeout
+        while not self.traffic.settled():
+            if time.monotonic() > deadline:
+                return False
+            self.page.wait_for_timeout(50)
+        self.page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 30)))")
+        return True
+
     def settle(self, timeout=WIDGET_TIMEOUT):
-        """Waits until the kernel is idle and the outputs stop changing; returns the stable signature."""
+        """Waits until the kernel is done and the outputs stop changing; returns the stable signature."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
-            self.page.wait_for_timeout(300)
+            self.quiet(max(1.0, deadline - time.monotonic()))
             sig = self.signature()
-            if sig == last and self.kernel_state() == "idle":
+            if sig == last:
                 break
             last = sig
         return self.signature(stable=True)
 
     def wait_output_change(self, before, timeout=WIDGET_TIMEOUT):
-        """Waits until the outputs differ from `before` (the caller settles them); False when
-        they never change."""
+        """Waits until the outputs differ from `before` (the caller settles them), also for a
+        moment only (a button that redraws the same plot shows its progress first); False when
+        the kernel has answered everything the page sent and they are still the same."""
         deadline = time.monotonic() + timeout
-        idle_since = None
         while time.monotonic() < deadline:
-            self.page.wait_for_timeout(250)
             if self.signature() != before:
                 return True
-            state = self.kernel_state()
-            if state == "idle":
-                idle_since = idle_since or time.monotonic()
-                if time.monotonic() - idle_since > IDLE_GIVE_UP:
-                    return False
-            else:
-                idle_since = None
+            if self.traffic.settled():
+                self.quiet(1.0)
+                return self.signature() != before
+            self.page.wait_for_timeout(100)
         return False
 
 
@@ -278,7 +342,6 @@ def _wait_run_all(nb):
     """Until every non-empty code cell has a number and the kernel is idle, or an error stopped it.
     A cell still running after CELL_TIMEOUT seconds fails the test, naming the cell."""
     deadline = time.monotonic() + RUN_ALL_TIMEOUT
-    quiet = 0
     cells = []
     running, since = None, time.monotonic()
     while time.monotonic() < deadline:
@@ -292,11 +355,11 @@ def _wait_run_all(nb):
             nb.shot("cell-timeout", always=True)
             pytest.fail(f"{nb.name}: code cell {current} (counting code cells only) still running after "
                         f"{CELL_TIMEOUT} s: {cells[current].get('head', '')!r}")
-        done = all(re.fullmatch(r"\[\d+\]:", c["prompt"]) for c in cells if not c["empty"])
         started = busy or any(re.fullmatch(r"\[\d+\]:", c["prompt"]) for c in cells)
-        quiet = quiet + 1 if (started and not busy and nb.kernel_state() == "idle") else 0
-        if quiet >= 3:
-            return cells, done
+        if started and not busy and nb.kernel_state() == "idle" and nb.quiet(CELL_TIMEOUT):
+            cells = nb.page.evaluate(JS_CELL_STATE)
+            if not any(c["prompt"] == "[*]:" for c in cells):
+                return cells, all(re.fullmatch(r"\[\d+\]:", c["prompt"]) for c in cells if not c["empty"])
     return cells, False
 
 
@@ -451,7 +514,6 @@ def _press_again(nb, ctl, button):
         button = nb.page.locator(f'[data-aics-ctl="{buttons[0]["n"]}"]')
     nb.page.wait_for_function("(e) => !e.disabled", arg=button.element_handle(), timeout=WIDGET_TIMEOUT * 1000)
     button.click()
-    nb.page.wait_for_timeout(800)
     return nb.settle()
 
 
@@ -620,9 +682,7 @@ def test_notebook_in_browser(name, context, lab, artifacts):
                 warnings.warn(f"{name} cell {e['cell']} shows stderr in the browser: {e['text'][:300]}")
 
         # the saved notebook agrees: numbered cells, no error outputs
-        page.keyboard.press("Escape")
-        page.keyboard.press("Control+s")
-        page.wait_for_timeout(1500)
+        page.evaluate(JS_SAVE, name)
         saved = json.loads((lab.root / name).read_text(encoding="utf-8"))
         for i, c in enumerate(saved["cells"]):
             if c["cell_type"] != "code":
