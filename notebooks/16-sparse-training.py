@@ -47,8 +47,7 @@ from tqdm.auto import tqdm
 
 import aicslib as aics
 from aicslib import flags, sparsity
-from aicslib.datasets import mnist
-from workbook import grading, run_times
+from workbook import grading, mnist_mlp, run_times
 
 run_times.show("sparse-training")
 FAST = flags.FAST                  # AICS_FAST=1: the quick setting used by CI
@@ -85,10 +84,7 @@ print(f"FAST={FAST}: {TRAIN_N} images; dense: {EPOCHS} epochs = {TOTAL_STEPS} st
       f"model: {PRUNE_EPOCHS} epochs = {PRUNE_STEPS} steps, masks from step {BEGIN_STEP} to {END_STEP} "
       f"every {FREQ} steps")
 
-(x_train_u8, y_train), (x_test_u8, y_test) = mnist.load_data()
-x_train = x_train_u8[:TRAIN_N].reshape(-1, 784).astype(np.float32) / np.float32(255.0)
-x_test = x_test_u8.reshape(-1, 784).astype(np.float32) / np.float32(255.0)
-y_train, y_test = y_train[:TRAIN_N].astype(np.int64), y_test.astype(np.int64)
+x_train, y_train, x_test, y_test = mnist_mlp.load(TRAIN_N)    # the MLP chapters' shared data (03, 15)
 assert x_train.shape == (TRAIN_N, 784) and x_test.shape == (10000, 784)
 
 # %% [markdown]
@@ -527,14 +523,14 @@ def lab_logged(step_fn, bar, log):
 lab = {}
 t0 = time.perf_counter()
 for name, final in (("dense", None), ("0 -> 50%", 0.5)):
-    params = pruning_reference.init_params(SEED)      # the chapter's Glorot-uniform initialisation
+    params = mnist_mlp.init_params(SEED)      # the same Glorot-uniform weights as chapters 03 and 15
     sched = ((lambda t: (False, 0.0)) if final is None else
              (lambda t, f=final: lab_schedule(t, 0.0, f, LAB_BEGIN, LAB_END, LAB_FREQ)))
     log = {"step": [], **{k: [] for k in LAB_LAYERS}}
     with tqdm(total=LAB_STEPS, desc=f"NumPy, {name}", leave=False) as bar:
         masks = lab_loop(params, pruning_reference.batches(x_train, y_train, BATCH, LAB_EPOCHS, SEED), sched,
                          lab_mask, lab_logged(lab_step, bar, log), LAB_LR, MOMENTUM)
-    lab[name] = {"accuracy": pruning_reference.accuracy(params, x_test, y_test), "params": params, "log": log}
+    lab[name] = {"accuracy": mnist_mlp.accuracy(params, x_test, y_test), "params": params, "log": log}
 gap_lab = 100 * (lab["0 -> 50%"]["accuracy"] - lab["dense"]["accuracy"])
 print(f"NumPy, {LAB_EPOCHS} epochs ({LAB_STEPS} steps; {time.perf_counter() - t0:.1f} s for both runs): "
       f"dense {lab['dense']['accuracy']:.2%}, 0 -> 50% {lab['0 -> 50%']['accuracy']:.2%} ({gap_lab:+.2f} points); "
@@ -559,6 +555,7 @@ ax.set_title("NumPy sparse training (lab): per-layer sparsity, 0 -> 50%"); ax.le
 # ## 5. 用框架做同样的事：`aicslib` 的渐进剪枝（静态图 + Session）
 #
 # 网络与第 03 章相同（784-300-100-10，ReLU，Glorot 均匀初始化，动量 SGD，学习率 0.1 按轮余弦衰减），写成静态图，用 Session 训练。
+# 数据、初始化与 NumPy 前向都来自 `workbook/mnist_mlp.py`，与第 03、15 章是同一份代码、同一组初始权重（第 4 节的实验也从它出发）。
 # 先训练稠密模型（完整设置 20 轮），再**从训练好的稠密模型出发**剪枝：这是 Han et al. 2015 与 tfmot 推荐的做法
 # （“先训练、再剪枝、再训练”）。剪枝运行共 `PRUNE_EPOCHS` 轮（完整设置 10 轮），学习率重新从 0.1 开始余弦衰减
 # （学习率回卷 (learning-rate rewinding)，Renda et al. 2020）；前一半时间里稀疏度按日程从 0% 升到目标，
@@ -568,19 +565,11 @@ ax.set_title("NumPy sparse training (lab): per-layer sparsity, 0 -> 50%"); ax.le
 # （优化器更新之后在同一次 `sess.run` 里重新施加掩码）。
 
 # %%
-SIZES = (784, 300, 100, 10)
+from workbook.mnist_mlp import SIZES, init_params     # shared with chapters 03 and 15
+
 LAYERS = ("W1", "W2", "W3")
-
-def init_params(seed=SEED):
-    rng = np.random.default_rng(seed)
-    params = {}
-    for i, (fan_in, fan_out) in enumerate(zip(SIZES[:-1], SIZES[1:]), start=1):
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        params[f"W{i}"] = rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32)
-        params[f"b{i}"] = np.zeros(fan_out, np.float32)
-    return params
-
-INIT = init_params()
+assert SIZES == (784, 300, 100, 10)
+INIT = init_params(SEED)         # the weights chapter 03 starts from
 
 def lr_at(step, total, epochs=EPOCHS, base_lr=BASE_LR):
     """Cosine decay from base_lr to 0 over the run, one value per epoch."""
@@ -704,27 +693,24 @@ ax.set_title("per-layer sparsity during gradual pruning to 50%"); ax.legend(); p
 # 直接把训练好的稠密模型按幅值剪到 50% / 90%（用你在第 3 节写的掩码），不再训练——可以看到渐进剪枝 + 继续训练为什么重要。
 #
 # 论文里 LeNet-300-100（就是这个 784-300-100-10 网络）的数字：Han et al. 2015（*Learning both Weights and Connections*）
-# 稠密错误率 1.64%，剪掉约 92% 的权重（参数少 12 倍）后 1.59%（论文表 1）。这些数字来自更长的训练与调过的超参数，仅作量级参考。
-# RigL 的论文（Evci et al. 2020）报告的是 ImageNet 上的 ResNet-50 与 MobileNet、CIFAR-10 上的 WideResNet 和
-# WikiText-103 上的字符级 RNN，不是这个网络；作为对照，下面打印它在 ImageNet 上的一组数：ResNet-50 各层均匀 90% 稀疏、
-# 训练步数与稠密相同（“1x”）时 top-1 准确率 72.0%，稠密 76.8%（论文图 2 的表格；官方仓库 README 的
-# “1x Training Results” 一表给出同一个模型的 72.02%：https://github.com/google-research/rigl ）。
+# 稠密错误率 1.64%，剪掉约 92% 的权重（参数从 267K 减到 22K，少 12 倍）后 1.59%（论文表 1；稠密的参考模型取自 Caffe 的
+# model zoo）。训练设置与本章不同，仅作量级参考。
+# RigL 的论文（Evci et al. 2020，arXiv 1911.11134）在摘要里列出的实验是 ImageNet-2012 上的 ResNet-50 与 MobileNet v1/v2、
+# CIFAR-10 上的 WideResNet 和 WikiText-103 上的 RNN，没有这个网络。作为量级对照，下面打印作者官方仓库 README
+# （https://github.com/google-research/rigl ）里 ImageNet 上 ResNet-50 的一组数：“1x Training Results” 表中，
+# 稀疏度按层均匀分布（Uniform；README 注明这种分布让第一层保持稠密）、90% 稀疏、训练步数与稠密相同时 top-1 准确率 72.02%；
+# “Extended Training Results” 表第一行的稠密模型是 76.8%。
 # RigL 在这个 784-300-100-10 网络上的表现由第 7 节在本机实测。
 
 # %%
 pruned90 = train("prune", 0.9, epochs=PRUNE_EPOCHS, base_lr=PRUNE_LR, start=dense["weights"])
-
-def accuracy_of(weights):
-    h = np.maximum(x_test @ weights["W1"] + weights["b1"], 0)
-    h = np.maximum(h @ weights["W2"] + weights["b2"], 0)
-    return float(np.mean((h @ weights["W3"] + weights["b3"]).argmax(axis=1) == y_test))
 
 one_shot = {}
 for s in (0.5, 0.9):
     w = dict(dense["weights"])
     for k in LAYERS:
         w[k] = w[k] * mask_fn(w[k], s)
-    one_shot[s] = accuracy_of(w)
+    one_shot[s] = mnist_mlp.accuracy(w, x_test, y_test)
 
 rows = [("dense (this run)", dense["accuracy"], 0.0),
         ("one-shot 50%, no retraining", one_shot[0.5], 0.5),
@@ -736,11 +722,12 @@ rows = [("dense (this run)", dense["accuracy"], 0.0),
 print(f"{'model':38s} {'sparsity':>8s} {'accuracy':>9s} {'error':>7s}")
 for name, acc, s in rows:
     print(f"{name:38s} {s:>8.0%} {acc:>9.2%} {1 - acc:>7.2%}")
-# RigL's paper (Evci et al. 2020, Figure 2's table; the repository's README, "1x Training Results"): ResNet-50 on
-# ImageNet, uniform 90% sparsity, as many steps as the dense run. Another task: only the drop is comparable.
-rigl_imagenet = {"dense": 0.768, "RigL, 90% sparse (uniform), 1x steps": 0.720}
-print("for scale, RigL on ImageNet (ResNet-50, top-1):",
-      ", ".join(f"{k} {v:.1%}" for k, v in rigl_imagenet.items()),
+# RigL (Evci et al. 2020), the authors' README at https://github.com/google-research/rigl: ResNet-50 on ImageNet,
+# "1x Training Results" (uniform 90% sparsity, first layer dense, as many steps as the dense run) and the dense row
+# of "Extended Training Results". Another task: only the drop is comparable.
+rigl_imagenet = {"dense": 0.768, "RigL, 90% sparse (uniform), 1x steps": 0.7202}
+print("for scale, RigL on ImageNet (ResNet-50, top-1; the rigl repository's README):",
+      ", ".join(f"{k} {v:.2%}" for k, v in rigl_imagenet.items()),
       f"({100 * (rigl_imagenet['RigL, 90% sparse (uniform), 1x steps'] - rigl_imagenet['dense']):+.1f} points)")
 print(f"\n50%: {100 * (pruned50['accuracy'] - dense['accuracy']):+.2f} points vs dense; "
       f"90%: {100 * (pruned90['accuracy'] - dense['accuracy']):+.2f} points")

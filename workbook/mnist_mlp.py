@@ -1,6 +1,6 @@
-"""The 784-300-100-10 MNIST MLP that several chapters train (07 mixed precision, 10 by hand and in
-aicslib): one data preparation, one initialisation and one NumPy forward pass, so that the chapters
-start from the same weights and compare like with like.
+"""The 784-300-100-10 MNIST MLP that several chapters train (03 by hand and in aicslib, 15 mixed
+precision, 16 sparse training): one data preparation, one initialisation and one NumPy forward pass,
+so that the chapters start from the same weights and compare like with like.
 
 The loss gradient and the backward pass are not here: writing them is chapter 03's exercise.
 """

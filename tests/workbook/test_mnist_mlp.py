@@ -1,8 +1,14 @@
-"""workbook.mnist_mlp: the MLP chapters 15 and 03 share (data, initialisation, NumPy forward)."""
+"""workbook.mnist_mlp: the MLP chapters 03, 15 and 16 share (data, initialisation, NumPy forward)."""
+import glob
+import os
+
 import numpy as np
 import pytest
 
 from workbook import mnist_mlp
+from workbook.references import pruning
+
+NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
 
 
 def test_init_params_is_glorot_uniform_float32_and_seeded():
@@ -51,3 +57,17 @@ def test_preprocess_and_load():
     assert x_train.shape == (50, 784) and x_test.shape == (20, 784)
     assert y_train.dtype == np.int64 and set(np.unique(y_train)) <= set(range(10))
     assert 0.0 <= x_train.min() and x_train.max() <= 1.0
+
+
+def test_one_initialisation_for_the_mlp_chapters():
+    """Chapter 16's grading reference starts from the shared weights (cast when asked), and no
+    notebook keeps a copy of the initialisation of its own."""
+    shared, ref = mnist_mlp.init_params(5), pruning.init_params(5)
+    assert list(ref) == list(shared) and all(np.array_equal(ref[k], shared[k]) for k in shared)
+    ref64 = pruning.init_params(5, (6, 4, 3), dtype=np.float64)
+    for k, v in mnist_mlp.init_params(5, (6, 4, 3)).items():
+        assert ref64[k].dtype == np.float64 and np.array_equal(ref64[k], v)
+    sources = sorted(glob.glob(os.path.join(NOTEBOOKS, "*.py")))
+    assert sources, NOTEBOOKS
+    copies = [os.path.basename(f) for f in sources if "def init_params" in open(f, encoding="utf-8").read()]
+    assert not copies, f"{copies} define their own init_params: use workbook.mnist_mlp.init_params"

@@ -18,6 +18,8 @@ wraps the functions a student's loop is given, so the test sees when and how the
 """
 import numpy as np
 
+from workbook import mnist_mlp
+
 LAYERS = ("W1", "W2", "W3")
 
 
@@ -152,15 +154,10 @@ class Recorder:
         return self._step(params, velocity, masks, x, y, lr, momentum)
 
 
-def init_params(seed, sizes=(784, 300, 100, 10), dtype=np.float32):
-    """Glorot-uniform weights and zero biases (as the chapter's MLP)."""
-    rng = np.random.default_rng(seed)
-    params = {}
-    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        params[f"W{i}"] = rng.uniform(-limit, limit, (fan_in, fan_out)).astype(dtype)
-        params[f"b{i}"] = np.zeros(fan_out, dtype)
-    return params
+def init_params(seed, sizes=mnist_mlp.SIZES, dtype=np.float32):
+    """The MLP chapters' Glorot-uniform weights and zero biases (``workbook.mnist_mlp.init_params``,
+    one initialisation for chapters 03, 15 and 16), cast to ``dtype``."""
+    return {k: v.astype(dtype) for k, v in mnist_mlp.init_params(seed, sizes).items()}
 
 
 def batches(x, y, batch, epochs, seed):
