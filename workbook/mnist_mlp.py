@@ -2,7 +2,7 @@
 aicslib): one data preparation, one initialisation and one NumPy forward pass, so that the chapters
 start from the same weights and compare like with like.
 
-The loss gradient and the backward pass are not here: writing them is chapter 03's exercise.
+The loss gradient and the backward pass are not here: writing them is chapter 04's exercise.
 """
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""workbook.mnist_mlp: the MLP chapters 15 and 03 share (data, initialisation, NumPy forward)."""
+"""workbook.mnist_mlp: the MLP chapters 17 and 04 share (data, initialisation, NumPy forward)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Reference ``PowerDifference`` for notebook 07's lab (section 2): z = (x - y) ** pow, broadcasting
+"""Reference ``PowerDifference`` for notebook 08's lab (section 2): z = (x - y) ** pow, broadcasting
 as NumPy (and TensorFlow's binary ops) do, ``pow`` an int attr (default 2), as in the AICS course lab.
 
 - ``define_power_difference()`` registers the OpDef (inputs x, y: T; output z: T; T in {half, float, double};

@@ -1,4 +1,4 @@
-"""Notebook 16 (sparse training): references for the magnitude-mask exercise and the lab
+"""Notebook 18 (sparse training): references for the magnitude-mask exercise and the lab
 "sparse training without a framework" (exercise 5.12), written independently of aicslib.
 
 Masks. tfmot's rule (``pruning_impl.Pruning._update_mask``; aicslib's ``sparsity.magnitude_mask``):
