@@ -9,7 +9,7 @@
 # %% [markdown]
 # # 11 Python 调用 C：ctypes、SWIG 与 pybind11
 #
-# **前置章节 (prerequisites)**：[08 op-registration](08-op-registration.ipynb)
+# **前置章节 (prerequisites)**：[08 op-registration](08-op-registration.ipynb)、[09 registration-flow](09-registration-flow.ipynb)
 #
 # **对应习题**：5.8——TensorFlow 用 SWIG (Simplified Wrapper and Interface Generator) 让 Python 调用底层的
 # C/C++ 接口。了解 SWIG 的基本原理，在源码中找到与 SWIG 有关的部分，并给出一个使用实例。

@@ -687,7 +687,7 @@ assert np.array_equal(im2col_reference.im2col(x_ex, 3, 3, 2, "SAME"), A_view)
 # （内部就是 `aics.experimental.use_kernel`）在 `with` 块里把它们放在所有注册的 kernel 之上。
 # 然后用两个引擎各跑一次 `tests/tf_programs/tf1_raw_cnn_seeded.py`：一个按 TensorFlow 教程写法的 TF1 CNN
 # （`tf.nn.conv2d` 两层 5x5 SAME、Adam，MNIST 的 32 张图），程序自己检查每步的损失与 TensorFlow 2.21 打印的相同。
-# 一个细节：Session 的图优化（Grappler 的 remapper，第 9 章）会把 `Conv2D + BiasAdd + Relu` 融合成一个 `_FusedConv2D` 节点；
+# 一个细节：Session 的图优化（Grappler 的 remapper，第 15 章）会把 `Conv2D + BiasAdd + Relu` 融合成一个 `_FusedConv2D` 节点；
 # 参考的融合 kernel 先调用注册表里 `Conv2D` 的 kernel（`with` 块里就是你的），再加偏置、做 ReLU，所以把它也放到最上面。
 
 # %%

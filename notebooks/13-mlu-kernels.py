@@ -9,7 +9,7 @@
 # %% [markdown]
 # # 13 为有片上存储的加速器写核函数：模拟的 MLU
 #
-# **前置章节 (prerequisites)**：[08 op-registration](08-op-registration.ipynb)、[12 convolution-internals](12-convolution-internals.ipynb)
+# **前置章节 (prerequisites)**：[08 op-registration](08-op-registration.ipynb)、[09 registration-flow](09-registration-flow.ipynb)、[12 convolution-internals](12-convolution-internals.ipynb)
 #
 # CPU 上的核函数直接读写内存，缓存替它决定什么数据留在近处。课程里的 MLU 这样的加速器不同：
 # 每个核心有一块很小、很快的片上存储 (NRAM)，计算指令只能读写 NRAM；大而慢的全局存储 (GDRAM) 里放着算子的输入输出，

@@ -9,7 +9,7 @@
 # %% [markdown]
 # # 14 数据流图剪枝与 VLOG 日志：读懂运行时在做什么
 #
-# **前置章节 (prerequisites)**：[01 eager-vs-static](01-eager-vs-static.ipynb)
+# **前置章节 (prerequisites)**：[01 eager-vs-static](01-eager-vs-static.ipynb)、[02 graph-execution](02-graph-execution.ipynb)
 #
 # **对应习题**：5.10（设置环境变量 `TF_CPP_MIN_VLOG_LEVEL=3`，运行课本中数据流图剪枝 (graph pruning) 的程序，查看并分析输出日志）。
 #
