@@ -21,7 +21,7 @@ $(PYTHON):
 # when aicslib/__init__.py first appears: an editable install made before it
 # existed maps aicslib as a namespace package and would never run __init__.py.
 # The `grading` extra is nbgrader: `make release` / `make autograde` and tests/grading/ need it;
-# `mpi` (mpi4py + MPICH) and `bindings` (SWIG, pybind11) serve notebooks 17 and 09 and their tests;
+# `mpi` (mpi4py + MPICH) and `bindings` (SWIG, pybind11) serve notebooks 19 and 11 and their tests;
 # `browser` (Playwright) drives the browser tests.
 $(STAMP): pyproject.toml $(wildcard aicslib/__init__.py) | $(PYTHON)
 	$(PYTHON) -m pip install -e '.[test,grading,mpi,bindings,browser]'

@@ -1,7 +1,7 @@
 """The 784-300-100-10 MLP of exercise 5.12 in aicslib: graph + Session, and eager.
 
 Used by ``benchmarks/bench_mnist.py`` and the tests; the notebook
-``03-mnist-mlp.ipynb`` builds the same model inline for teaching. Both
+``04-mnist-mlp.ipynb`` builds the same model inline for teaching. Both
 versions start from the same initial weights as the hand-written NumPy MLP
 (``mnist_numpy_mlp.init_params``), so their curves can be compared step by step.
 """

@@ -1,7 +1,7 @@
 """A 784-300-100-10 MLP for MNIST in plain NumPy, forward and backward by hand.
 
 This is exercise 5.12's "no framework" baseline, used by the notebook
-``03-mnist-mlp.ipynb`` and by ``benchmarks/bench_mnist.py``:
+``04-mnist-mlp.ipynb`` and by ``benchmarks/bench_mnist.py``:
 
     logits = relu(relu(x W1 + b1) W2 + b2) W3 + b3
     loss   = mean over the batch of softmax cross-entropy(logits, labels)

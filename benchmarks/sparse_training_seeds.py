@@ -1,6 +1,6 @@
-"""Notebook 16's accuracy targets over several seeds, with the notebook's own code.
+"""Notebook 18's accuracy targets over several seeds, with the notebook's own code.
 
-Runs the code cells of ``notebooks/16-sparse-training.py`` up to its first
+Runs the code cells of ``notebooks/18-sparse-training.py`` up to its first
 training (data, schedules, ``train()``), then, for each seed, trains the dense
 784-300-100-10 model and prunes it gradually to 50% and 90% exactly as the
 notebook does (``train("prune", s, epochs=PRUNE_EPOCHS, base_lr=PRUNE_LR,
@@ -21,13 +21,13 @@ import matplotlib
 matplotlib.use("Agg")   # the notebook's plots are not shown here
 
 NOTEBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "notebooks",
-                        "16-sparse-training.py")
+                        "18-sparse-training.py")
 FIRST_TRAINING = "t0 = time.perf_counter()\ndense = train("
 
 
 def notebook_namespace():
     source = open(NOTEBOOK, encoding="utf-8").read()
-    namespace = {"__name__": "notebook16"}
+    namespace = {"__name__": "notebook18"}
     exec(compile(source[:source.index(FIRST_TRAINING)], NOTEBOOK, "exec"), namespace)
     return namespace
 

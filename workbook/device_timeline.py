@@ -1,5 +1,5 @@
 """The device-lane plot of a traced step, shared by two chapters: the towers of
-``17-distributed-training`` and the GPipe pipeline of ``18-parallelism-models`` draw their
+``19-distributed-training`` and the GPipe pipeline of ``20-parallelism-models`` draw their
 ``RunMetadata.step_stats`` with it (kept here so neither chapter copies it)."""
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch

@@ -1,8 +1,8 @@
-"""The 784-300-100-10 MNIST MLP that several chapters train (03 by hand and in aicslib, 15 mixed
-precision, 16 sparse training): one data preparation, one initialisation and one NumPy forward pass,
+"""The 784-300-100-10 MNIST MLP that several chapters train (04 by hand and in aicslib, 17 mixed
+precision, 18 sparse training): one data preparation, one initialisation and one NumPy forward pass,
 so that the chapters start from the same weights and compare like with like.
 
-The loss gradient and the backward pass are not here: writing them is chapter 03's exercise.
+The loss gradient and the backward pass are not here: writing them is chapter 04's exercise.
 """
 import numpy as np
 

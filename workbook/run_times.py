@@ -9,7 +9,7 @@ RECORD = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "run_times.
 
 
 def topic_of(notebook_name):
-    """``"16-sparse-training.ipynb"`` -> ``"sparse-training"``: the key survives a renumbering."""
+    """``"18-sparse-training.ipynb"`` -> ``"sparse-training"``: the key survives a renumbering."""
     return pathlib.Path(notebook_name).stem.split("-", 1)[1]
 
 

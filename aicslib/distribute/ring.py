@@ -17,7 +17,7 @@ it (the alpha-beta model in ``comm_model.py``).
 
 ``ring_allreduce`` runs this over MPI point-to-point messages (Isend/Irecv);
 ``simulate_ring_allreduce`` runs the same steps on a list of arrays in one
-process, step by step, for notebook 17 and its lab.
+process, step by step, for notebook 19 and its lab.
 """
 import numpy as np
 

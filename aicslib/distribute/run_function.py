@@ -1,6 +1,6 @@
 """Runs one Python function, given as source, on every rank of an MPI job: ``fn(comm, x_r)``.
 
-Notebook 17's lab writes a ring-allreduce as a per-rank function in a notebook cell; a cell
+Notebook 19's lab writes a ring-allreduce as a per-rank function in a notebook cell; a cell
 cannot be imported by other processes, so ``run_on_ranks`` writes the function's source to a
 file and starts ``p`` ranks of this script with the launcher (``launch.run``). Each rank
 executes the source (with ``np`` and ``ring`` in its namespace, as the notebook has them), calls

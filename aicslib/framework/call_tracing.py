@@ -3,7 +3,7 @@
 Two questions the workbook asks of running code rather than of its source:
 
 * ``call_path(run, target)``: the chain of aicslib functions on the stack when
-  ``run()`` reaches ``target`` (notebook 07 shows the path from an op wrapper to
+  ``run()`` reaches ``target`` (notebook 09 shows the path from an op wrapper to
   its kernel this way, measured rather than written down);
 * ``library_calls(fn, *args)``: the aicslib functions ``fn`` calls directly
   (graded exercises check that an answer is written with NumPy, not by calling

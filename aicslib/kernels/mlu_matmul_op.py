@@ -1,6 +1,6 @@
 """MatMul on the simulated MLU device, float32: the tiled kernel of ``aicslib.mlu`` run on a
 simulated core (NRAM tiles, DMA, on-chip products), as a real MLU kernel is written in BANG C.
-Chapter 11's lab writes this kernel and puts its own in place with
+Chapter 13's lab writes this kernel and puts its own in place with
 ``aics.experimental.use_kernel("MatMul", mlu.matmul_kernel(fn), device="MLU")``. float16 on the
 MLU keeps the plain NumPy kernel of ``matmul_op.py``."""
 from .. import mlu

@@ -1,4 +1,4 @@
-"""Timing one call across the Python/C boundary, binding by binding (benchmarks and notebook 09).
+"""Timing one call across the Python/C boundary, binding by binding (benchmarks and notebook 11).
 
 ``raw_call(binding, a, b, c)`` returns a no-argument function making the bare call
 ``aics_sgemm(0, 0, n, n, n, a, b, c)`` into a caller-allocated ``c``, with nothing

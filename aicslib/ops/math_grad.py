@@ -214,7 +214,7 @@ def _cos_grad(op, grad):
     return -grad * math_ops.sin(conj(op.inputs[0]))
 
 
-# "Tan" has no gradient on purpose: registering it is the exercise in notebook 07.
+# "Tan" has no gradient on purpose: registering it is the exercise in notebook 09.
 
 
 @RegisterGradient("Tanh")

@@ -1,4 +1,4 @@
-"""Records TensorFlow's log for notebook 12's pruning program (run where TensorFlow is installed).
+"""Records TensorFlow's log for notebook 14's pruning program (run where TensorFlow is installed).
 
 Builds the same graph as the notebook's ``PROGRAM`` (same node names) with
 ``tf.compat.v1`` and runs it once with ``log_device_placement=True``. The

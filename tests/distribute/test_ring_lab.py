@@ -1,4 +1,4 @@
-"""Notebook 17's ring-allreduce lab: the reference states it is graded against, the in-process
+"""Notebook 19's ring-allreduce lab: the reference states it is graded against, the in-process
 communicator its per-rank program runs on, and the real MPI run of a function given as source.
 
 References: aicslib's own step-by-step simulation (``ring.simulate_ring_allreduce``'s history,

@@ -1,4 +1,4 @@
-"""The reference behind 18-parallelism-models' synchronized-BatchNorm exercise, against NumPy's
+"""The reference behind 20-parallelism-models' synchronized-BatchNorm exercise, against NumPy's
 mean and variance of the shards concatenated (the definition)."""
 import numpy as np
 import pytest

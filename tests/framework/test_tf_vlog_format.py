@@ -1,6 +1,6 @@
 """aicslib's log lines say what TensorFlow's say, in TF's words, where they log the same event.
 
-The reference is a real TensorFlow 2.21 log recorded once from notebook 12's
+The reference is a real TensorFlow 2.21 log recorded once from notebook 14's
 program (data/tf_vlog/tf_vlog_level3.txt; how it was made: data/tf_vlog/README.md).
 Each test takes TF's line from that file and checks aicslib prints the same
 text (exactly, where both describe the same node) or the same form.
@@ -46,7 +46,7 @@ def our_messages(text):
 
 
 def program_graph():
-    """Notebook 12's PROGRAM, the graph the TF log was recorded from."""
+    """Notebook 14's PROGRAM, the graph the TF log was recorded from."""
     g = aics.Graph()
     with g.as_default():
         a = aics.placeholder(aics.float32, shape=[2], name="a")

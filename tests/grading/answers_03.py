@@ -1,197 +1,238 @@
-"""Plausible wrong answers for notebook 03 (mnist-mlp).
+"""Plausible wrong answers for notebook 03 (training-workflow), and different correct ones.
 
-Each replaces the release stub of its solution cell and must lose exactly that exercise's points.
+Each wrong answer replaces the release stub of its solution cell and must lose exactly that
+exercise's points; each correct one must score full marks.
 """
 
 WRONG_ANSWERS = {
-    "loss_and_dlogits": {
-        # the library's softmax
+    "stable_xent": {
+        # the library's own implementation
         "library_call": """
-n = len(y)
-p = aics.nn.softmax(logits).numpy()
-loss = float(-np.mean(np.log(p[np.arange(n), y])))
-p[np.arange(n), y] -= 1
-return loss, p / n
+return aics.nn.sparse_softmax_cross_entropy_with_logits(labels=np.asarray(labels), logits=logits).numpy()
 """,
-        # the batch mean's 1/B forgotten in the gradient
-        "no_one_over_b": """
-n = len(y)
-z = logits - logits.max(axis=1, keepdims=True)
-log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
-d = np.exp(z - log_sum)
-d[np.arange(n), y] -= 1
-return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), d
+        "clipped_logits": """
+z = np.clip(logits, -80.0, 80.0)
+return np.log(np.exp(z).sum(axis=1)) - z[np.arange(len(labels)), labels]
 """,
-        # the softmax alone: the one-hot never subtracted
-        "onehot_not_subtracted": """
-n = len(y)
-z = logits - logits.max(axis=1, keepdims=True)
-log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
-return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), np.exp(z - log_sum) / n
-""",
-        # exp of the raw logits: overflows at 1000
-        "max_not_subtracted": """
-n = len(y)
+        "naive_overflows": """
 with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-    e = np.exp(logits)
-    p = e / e.sum(axis=1, keepdims=True)
-    loss = float(-np.mean(np.log(p[np.arange(n), y])))
-p[np.arange(n), y] -= 1
-return loss, p / n
+    return np.log(np.exp(logits).sum(axis=1)) - logits[np.arange(len(labels)), labels]
 """,
-        # the max subtracted in place: the caller's logits change
-        "changes_the_logits_in_place": """
-n = len(y)
-logits -= logits.max(axis=1, keepdims=True)
-log_sum = np.log(np.exp(logits).sum(axis=1, keepdims=True))
-d = np.exp(logits - log_sum)
-d[np.arange(n), y] -= 1
-return float(np.mean(log_sum[:, 0] - logits[np.arange(n), y])), d / n
+        "global_max_not_per_row": """
+m = logits.max()
+with np.errstate(divide="ignore"):
+    return m + np.log(np.exp(logits - m).sum(axis=1)) - logits[np.arange(len(labels)), labels]
 """,
+        # the package's reference, called
         "calls_the_package_reference": """
-from workbook.references.mlp import loss_and_dlogits as reference
-return reference(logits, y)
+from workbook.references.cross_entropy import softmax_xent_exact
+return softmax_xent_exact(logits, labels)
 """,
-        # the version this chapter used to print, copied: log(p + 1e-12) caps the loss of a confident mistake
-        "copies_the_old_chapter_code": """
-z = logits - logits.max(axis=1, keepdims=True)
-p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-n = len(y)
-loss = float(-np.mean(np.log(p[np.arange(n), y] + 1e-12)))
-p[np.arange(n), y] -= 1.0
-return loss, p / n
+        # the package's reference, copied: exact, but one Python iteration per sample
+        "copies_the_package_reference": """
+import decimal
+losses = []
+with decimal.localcontext() as ctx:
+    ctx.prec = 50
+    for row, label in zip(logits, labels):
+        total = sum(decimal.Decimal(float(v)).exp() for v in row)
+        losses.append(float(total.ln() - decimal.Decimal(float(row[int(label)]))))
+return np.array(losses, np.float64)
 """,
-        # stable, but one Python iteration per sample
+        # stable, but a Python loop over the samples
         "loop_over_samples": """
-n = len(y)
-d = np.empty_like(logits)
-total = 0.0
-for i in range(n):
-    z = logits[i] - logits[i].max()
-    p = np.exp(z) / np.exp(z).sum()
-    total += -np.log(p[y[i]])
-    p[y[i]] -= 1
-    d[i] = p / n
-return float(total / n), d
+out = np.empty(len(labels))
+for i, (row, label) in enumerate(zip(logits, labels)):
+    m = row.max()
+    out[i] = m + np.log(np.exp(row - m).sum()) - row[label]
+return out
+""",
+        # float32 arithmetic: stable, but 1e-7 relative, not 1e-9
+        "float32_arithmetic": """
+z = logits.astype(np.float32)
+m = z.max(axis=1, keepdims=True)
+return (m[:, 0] + np.log(np.exp(z - m).sum(axis=1)) - z[np.arange(len(labels)), labels]).astype(np.float64)
 """,
     },
-    "mlp_backward": {
-        "relu_masks_missing": """
-grads["W3"] = h2.T @ dlogits
-grads["b3"] = dlogits.sum(axis=0)
-dh2 = dlogits @ params["W3"].T
-grads["W2"] = h1.T @ dh2
-grads["b2"] = dh2.sum(axis=0)
-dh1 = dh2 @ params["W2"].T
-grads["W1"] = x.T @ dh1
-grads["b1"] = dh1.sum(axis=0)
+    "momentum_slots": {
+        # the library's own MomentumOptimizer makes the slots
+        "library_call": """
+aics.train.MomentumOptimizer._create_slots(self, var_list)
 """,
-        "bias_mean_not_sum": """
-grads["W3"] = h2.T @ dlogits
-grads["b3"] = dlogits.mean(axis=0)
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = h1.T @ dh2
-grads["b2"] = dh2.mean(axis=0)
-dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
-grads["W1"] = x.T @ dh1
-grads["b1"] = dh1.mean(axis=0)
+        # its own Variables, trainable by default: minimize() would train the accumulators
+        "trainable_variables_as_slots": """
+for v in var_list:
+    self._slot_dict("momentum")[v] = aics.Variable(np.zeros(v.shape.as_list(), np.float32),
+                                                   name=v.name.split(":")[0] + "/Momentum")
 """,
-        "transposed_weight_grads": """
-grads["W3"] = dlogits.T @ h2
-grads["b3"] = dlogits.sum(axis=0)
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = dh2.T @ h1
-grads["b2"] = dh2.sum(axis=0)
-dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
-grads["W1"] = dh1.T @ x
-grads["b1"] = dh1.sum(axis=0)
+        # named after the slot, not the optimizer: w/momentum, which a TF checkpoint does not have
+        "slot_named_after_the_slot": """
+for v in var_list:
+    self._zeros_slot(v, "momentum", "momentum")
 """,
-        "framework_autodiff": """
-ps = {k: aics.constant(v) for k, v in params.items()}
-with aics.GradientTape() as tape:
-    for v in ps.values():
-        tape.watch(v)
-    a = aics.nn.relu(aics.matmul(aics.constant(x), ps["W1"]) + ps["b1"])
-    a = aics.nn.relu(aics.matmul(a, ps["W2"]) + ps["b2"])
-    z = aics.matmul(a, ps["W3"]) + ps["b3"]
-    s = aics.reduce_sum(z * aics.constant(dlogits))
-grads.update({k: g.numpy() for k, g in zip(ps, tape.gradient(s, list(ps.values())))})
+        # the accumulator starts at one, not zero
+        "starts_at_one": """
+for v in var_list:
+    self._slot_with_init(v, "momentum", self._name, 1.0)
 """,
-        # 1/B applied again: dlogits from loss_and_dlogits already holds the batch mean's 1/B
-        "divides_by_the_batch_twice": """
-n = len(x)
-grads["W3"] = h2.T @ dlogits / n
-grads["b3"] = dlogits.sum(axis=0) / n
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = h1.T @ dh2 / n
-grads["b2"] = dh2.sum(axis=0) / n
-dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
-grads["W1"] = x.T @ dh1 / n
-grads["b1"] = dh1.sum(axis=0) / n
+        # slots under another name: get_slot(var, "momentum") finds nothing
+        "slot_called_accum": """
+for v in var_list:
+    self._zeros_slot(v, "accum", self._name)
 """,
-        # the ReLU after layer 2 is masked, the one after layer 1 forgotten
-        "first_relu_mask_missing": """
-grads["W3"] = h2.T @ dlogits
-grads["b3"] = dlogits.sum(axis=0)
-dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
-grads["W2"] = h1.T @ dh2
-grads["b2"] = dh2.sum(axis=0)
-dh1 = dh2 @ params["W2"].T
-grads["W1"] = x.T @ dh1
-grads["b1"] = dh1.sum(axis=0)
-""",
-        # the package's reference called instead of written
+        # the package reference keeps accum as NumPy arrays: copied, they are no slots
         "copies_the_package_reference": """
-from workbook.references.mlp import mlp_backward
-grads.update(mlp_backward(params, cache, dlogits))
+self._accum = {v: np.zeros(v.shape.as_list()) for v in var_list}
+""",
+    },
+    "momentum_dense": {
+        # the library's own kernel (ResourceApplyMomentum)
+        "library_call": """
+return aics.train.MomentumOptimizer._apply_dense(opt, grad, var)
+""",
+        # an exponential moving average of the gradient (Adam's first moment), not TF's accumulator
+        "moving_average_accum": """
+new_accum = accum.assign(momentum * accum + (1 - momentum) * grad)
+with aics.control_dependencies([new_accum]):
+    step = lr * (grad + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+    return var.assign_sub(step)
+""",
+        # use_nesterov ignored: always the heavy ball
+        "nesterov_ignored": """
+new_accum = accum.assign(momentum * accum + grad)
+with aics.control_dependencies([new_accum]):
+    return var.assign_sub(lr * new_accum)
+""",
+        # Nesterov's look-ahead with the old accumulator
+        "nesterov_with_old_accum": """
+old = accum.value()
+new_accum = accum.assign(momentum * old + grad)
+with aics.control_dependencies([new_accum]):
+    step = lr * (grad + momentum * old) if opt._use_nesterov else lr * new_accum
+    return var.assign_sub(step)
+""",
+        # lr folded into the velocity (v = mu*v - lr*g): differs once lr changes, and the slot is not TF's
+        "lr_inside_the_velocity": """
+velocity = accum.assign(momentum * accum - lr * grad)
+with aics.control_dependencies([velocity]):
+    step = momentum * velocity - lr * grad if opt._use_nesterov else velocity
+    return var.assign_add(step)
+""",
+        # the new accumulator is computed but never stored in the slot
+        "accum_not_stored": """
+new_accum = momentum * accum + grad
+step = lr * (grad + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+return var.assign_sub(step)
+""",
+        # the package's NumPy reference, copied: NumPy cannot compute with graph tensors
+        "copies_the_package_reference": """
+v, a, g = (np.asarray(t, np.float64) for t in (var, accum, grad))
+a = momentum * a + g
+step = lr * (g + momentum * a) if opt._use_nesterov else lr * a
+return aics.group(accum.assign(a), var.assign(v - step))
+""",
+    },
+    "momentum_sparse": {
+        # the gradient made dense and handed to the library's dense kernel: every row moves
+        "library_call": """
+dense = aics.unsorted_segment_sum(grad.values, grad.indices, rows)
+return aics.train.MomentumOptimizer._apply_dense(opt, dense, var)
+""",
+        # made dense and updated with the dense rule: rows without a gradient keep moving
+        "densified_not_lazy": """
+summed = aics.unsorted_segment_sum(grad.values, grad.indices, rows)
+new_accum = accum.assign(momentum * accum + summed)
+with aics.control_dependencies([new_accum]):
+    step = lr * (summed + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+    return var.assign_sub(step)
+""",
+        # duplicate rows averaged instead of added
+        "duplicates_averaged": """
+count = aics.unsorted_segment_sum(aics.ones_like(grad.values), grad.indices, rows)
+summed = aics.unsorted_segment_sum(grad.values, grad.indices, rows) / aics.maximum(count, 1.0)
+hit = aics.reshape(aics.unsorted_segment_sum(aics.ones_like(grad.indices), grad.indices, rows) > 0, [rows, 1])
+new_accum = aics.where(hit, momentum * accum + summed, accum)
+step = lr * (summed + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+a = accum.assign(new_accum)
+with aics.control_dependencies([a]):
+    return var.assign(aics.where(hit, var - step, var))
+""",
+        # "rows with a gradient" taken as rows whose summed gradient is non-zero
+        "rows_with_nonzero_gradient": """
+summed = aics.unsorted_segment_sum(grad.values, grad.indices, rows)
+hit = aics.reduce_any(aics.not_equal(summed, 0.0), axis=1, keepdims=True)
+new_accum = aics.where(hit, momentum * accum + summed, accum)
+step = lr * (summed + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+a = accum.assign(new_accum)
+with aics.control_dependencies([a]):
+    return var.assign(aics.where(hit, var - step, var))
+""",
+        # the package's NumPy reference, copied: np.add.at on graph tensors
+        "copies_the_package_reference": """
+summed = np.zeros(var.shape.as_list())
+np.add.at(summed, np.asarray(grad.indices), np.asarray(grad.values, np.float64))
+return momentum_apply_dense(opt, aics.constant(summed, aics.float32), var)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "loss_and_dlogits": {
-        # NumPy's log-sum-exp, an explicit one-hot
-        "logaddexp_and_onehot": """
-n = len(y)
-lse = np.logaddexp.reduce(logits, axis=1, keepdims=True)
-onehot = np.eye(logits.shape[1], dtype=logits.dtype)[y]
-loss = float(np.mean(lse[:, 0] - logits[np.arange(n), y]))
-return loss, ((np.exp(logits - lse) - onehot) / n).astype(logits.dtype)
+    "stable_xent": {
+        # NumPy's own stable log-sum-exp
+        "logaddexp_reduce": """
+return np.logaddexp.reduce(logits, axis=1) - logits[np.arange(len(labels)), labels]
 """,
-        # computed in float64, cast back at the end
-        "float64_then_cast": """
-z = np.asarray(logits, np.float64)
-z = z - z.max(axis=1, keepdims=True)
-total = np.exp(z).sum(axis=1, keepdims=True)
-n = len(y)
-loss = float(np.mean(np.log(total[:, 0]) - z[np.arange(n), y]))
-p = np.exp(z) / total
-p[np.arange(n), y] -= 1
-return loss, (p / n).astype(logits.dtype)
+        # log-softmax first, then the true class's entry
+        "log_softmax_then_pick": """
+z = logits - logits.max(axis=1, keepdims=True)
+log_probs = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+return -log_probs[np.arange(len(labels)), np.asarray(labels)]
+""",
+        # a Python loop over the classes (a few), vectorised over the samples
+        "loop_over_classes": """
+m = logits.max(axis=1)
+total = np.zeros(len(labels))
+for k in range(logits.shape[1]):
+    total += np.exp(logits[:, k] - m)
+picked = np.take_along_axis(logits, np.asarray(labels)[:, None], axis=1)[:, 0]
+return m + np.log(total) - picked
 """,
     },
-    "mlp_backward": {
-        # einsum for every product, the ReLU masks with np.where
-        "einsum_and_where": """
-grads["W3"] = np.einsum("bi,bj->ij", h2, dlogits)
-grads["b3"] = np.einsum("bj->j", dlogits)
-dh2 = np.where(h2 > 0, np.einsum("bj,ij->bi", dlogits, params["W3"]), 0)
-grads["W2"] = np.einsum("bi,bj->ij", h1, dh2)
-grads["b2"] = dh2.sum(axis=0)
-dh1 = np.where(h1 > 0, np.einsum("bj,ij->bi", dh2, params["W2"]), 0)
-grads["W1"] = np.einsum("bi,bj->ij", x, dh1)
-grads["b1"] = dh1.sum(axis=0)
+    "momentum_slots": {
+        # the slot made with an explicit initial value of zero
+        "slot_with_init_zero": """
+for v in var_list:
+    self._slot_with_init(v, "momentum", self._name, 0.0)
 """,
-        # everything in float64, each gradient cast back to its parameter's dtype at the end
-        "float64_then_cast": """
-d = dlogits.astype(np.float64)
-a0, a1, a2 = (t.astype(np.float64) for t in (x, h1, h2))
-layers = [(3, a2, None), (2, a1, a2), (1, a0, a1)]
-for i, a, h in layers:
-    if h is not None:
-        d = (d @ params[f"W{i + 1}"].astype(np.float64).T) * (h > 0)
-    grads[f"W{i}"] = (a.T @ d).astype(params[f"W{i}"].dtype)
-    grads[f"b{i}"] = d.sum(axis=0).astype(params[f"b{i}"].dtype)
+    },
+    "momentum_dense": {
+        # TF's kernel's own order: var -= grad * lr + accum * momentum * lr
+        "tf_kernel_order": """
+new_accum = accum.assign(accum * momentum + grad)
+with aics.control_dependencies([new_accum]):
+    if opt._use_nesterov:
+        return var.assign_sub(grad * lr + new_accum * momentum * lr)
+    return var.assign_sub(new_accum * lr)
+""",
+        # the new variable value assigned (not assign_sub), both updates grouped
+        "assign_then_group": """
+new_accum = momentum * accum + grad
+step = lr * (grad + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+with aics.control_dependencies([accum.value(), var.value()]):
+    return aics.group(accum.assign(new_accum), var.assign(var - step))
+""",
+    },
+    "momentum_sparse": {
+        # a 0/1 row mask multiplied in instead of where
+        "mask_arithmetic": """
+summed = aics.unsorted_segment_sum(grad.values, grad.indices, rows)
+count = aics.unsorted_segment_sum(aics.ones_like(grad.values[:, :1]), grad.indices, rows)
+hit = aics.minimum(count, 1.0)
+new_accum = accum + hit * (momentum * accum + summed - accum)
+step = lr * (summed + momentum * new_accum) if opt._use_nesterov else lr * new_accum
+a = accum.assign(new_accum)
+with aics.control_dependencies([a]):
+    return var.assign_sub(hit * step)
 """,
     },
 }

@@ -1,225 +1,197 @@
-"""Plausible wrong answers for notebook 04 (preprocessing), and different correct ones.
+"""Plausible wrong answers for notebook 04 (mnist-mlp).
 
-Each wrong answer replaces the release stub of its solution cell and must lose exactly that
-exercise's points; each correct one must score full marks.
+Each replaces the release stub of its solution cell and must lose exactly that exercise's points.
 """
-
-# The reference's lerp (TF's order): top + (bottom - top) * w, in float32.
-_WEIGHTS = """
-def weights(in_size, out_size):
-    s = np.float32(in_size) / np.float32(out_size)
-    src = ((np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * s - np.float32(0.5)).astype(np.float32)
-    lo = np.maximum(np.floor(src).astype(int), 0)
-    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
-    return lo, hi, (src - np.floor(src)).astype(np.float32)
-"""
-
-_RESIZE_TF_ORDER = """
-x = images.astype(np.float32)
-_, H, W, _ = x.shape
-""" + _WEIGHTS + """
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-lx = lx[None, None, :, None]
-top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
-bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
-"""
-
 
 WRONG_ANSWERS = {
-    "my_resize_bilinear": {
-        # the library's own implementation
+    "loss_and_dlogits": {
+        # the library's softmax
         "library_call": """
-return aics.image.resize(images, [out_h, out_w]).numpy()
+n = len(y)
+p = aics.nn.softmax(logits).numpy()
+loss = float(-np.mean(np.log(p[np.arange(n), y])))
+p[np.arange(n), y] -= 1
+return loss, p / n
 """,
-        "no_half_pixel_centres": """
-x = images.astype(np.float32)
-_, H, W, _ = x.shape
-
-def weights(in_size, out_size):
-    src = np.arange(out_size, dtype=np.float32) * np.float32(in_size / out_size)
-    lo = np.minimum(np.floor(src).astype(int), in_size - 1)
-    hi = np.minimum(lo + 1, in_size - 1)
-    return lo, hi, (src - np.floor(src)).astype(np.float32)
-
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-lx = lx[None, None, :, None]
-top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
-bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
-return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float32)
+        # the batch mean's 1/B forgotten in the gradient
+        "no_one_over_b": """
+n = len(y)
+z = logits - logits.max(axis=1, keepdims=True)
+log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
+d = np.exp(z - log_sum)
+d[np.arange(n), y] -= 1
+return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), d
 """,
-        "nearest_neighbour": """
-_, H, W, _ = images.shape
-rows = np.minimum(((np.arange(out_h) + 0.5) * H / out_h).astype(int), H - 1)
-cols = np.minimum(((np.arange(out_w) + 0.5) * W / out_w).astype(int), W - 1)
-return images[:, rows][:, :, cols].astype(np.float32)
+        # the softmax alone: the one-hot never subtracted
+        "onehot_not_subtracted": """
+n = len(y)
+z = logits - logits.max(axis=1, keepdims=True)
+log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
+return float(np.mean(log_sum[:, 0] - z[np.arange(n), y])), np.exp(z - log_sum) / n
 """,
-        # TF1's align_corners=True sampling instead of TF2's half-pixel centres
-        "align_corners_coordinates": """
-x = images.astype(np.float64)
-_, H, W, _ = x.shape
-
-def weights(in_size, out_size):
-    src = np.arange(out_size) * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
-    return np.floor(src).astype(int), np.minimum(np.ceil(src).astype(int), in_size - 1), src - np.floor(src)
-
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-lx, ly = lx[None, None, :, None], ly[None, :, None, None]
-top = x[:, y0][:, :, x0] * (1 - lx) + x[:, y0][:, :, x1] * lx
-bottom = x[:, y1][:, :, x0] * (1 - lx) + x[:, y1][:, :, x1] * lx
-return (top * (1 - ly) + bottom * ly).astype(np.float32)
+        # exp of the raw logits: overflows at 1000
+        "max_not_subtracted": """
+n = len(y)
+with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    e = np.exp(logits)
+    p = e / e.sum(axis=1, keepdims=True)
+    loss = float(-np.mean(np.log(p[np.arange(n), y])))
+p[np.arange(n), y] -= 1
+return loss, p / n
 """,
-        # no clamp at the top/left edge: floor(-0.25) = -1 picks the last row (NumPy's negative index)
-        "no_clamp_below_zero": """
-x = images.astype(np.float32)
-_, H, W, _ = x.shape
-
-def weights(in_size, out_size):
-    src = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * np.float32(in_size / out_size) - np.float32(0.5)
-    lo = np.floor(src).astype(int)
-    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
-    return lo, hi, (src - np.floor(src)).astype(np.float32)
-
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-lx = lx[None, None, :, None]
-top = x[:, y0][:, :, x0] + (x[:, y0][:, :, x1] - x[:, y0][:, :, x0]) * lx
-bottom = x[:, y1][:, :, x0] + (x[:, y1][:, :, x1] - x[:, y1][:, :, x0]) * lx
-return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float32)
+        # the max subtracted in place: the caller's logits change
+        "changes_the_logits_in_place": """
+n = len(y)
+logits -= logits.max(axis=1, keepdims=True)
+log_sum = np.log(np.exp(logits).sum(axis=1, keepdims=True))
+d = np.exp(logits - log_sum)
+d[np.arange(n), y] -= 1
+return float(np.mean(log_sum[:, 0] - logits[np.arange(n), y])), d / n
 """,
-        # the weight y - floor(y) put on the first neighbour instead of the second
-        "weights_swapped": _RESIZE_TF_ORDER.replace("* lx\n", "* (1 - lx)\n") + """
-return (top + (bottom - top) * (1 - ly)[None, :, None, None]).astype(np.float32)
-""",
-        # the package's reference, called
         "calls_the_package_reference": """
-from workbook.references.image_resize import bilinear_brute
-return bilinear_brute(images, out_h, out_w).astype(np.float32)
+from workbook.references.mlp import loss_and_dlogits as reference
+return reference(logits, y)
 """,
-        # the package's reference, copied: right values, one Python iteration per output pixel
+        # the version this chapter used to print, copied: log(p + 1e-12) caps the loss of a confident mistake
+        "copies_the_old_chapter_code": """
+z = logits - logits.max(axis=1, keepdims=True)
+p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+n = len(y)
+loss = float(-np.mean(np.log(p[np.arange(n), y] + 1e-12)))
+p[np.arange(n), y] -= 1.0
+return loss, p / n
+""",
+        # stable, but one Python iteration per sample
+        "loop_over_samples": """
+n = len(y)
+d = np.empty_like(logits)
+total = 0.0
+for i in range(n):
+    z = logits[i] - logits[i].max()
+    p = np.exp(z) / np.exp(z).sum()
+    total += -np.log(p[y[i]])
+    p[y[i]] -= 1
+    d[i] = p / n
+return float(total / n), d
+""",
+    },
+    "mlp_backward": {
+        "relu_masks_missing": """
+grads["W3"] = h2.T @ dlogits
+grads["b3"] = dlogits.sum(axis=0)
+dh2 = dlogits @ params["W3"].T
+grads["W2"] = h1.T @ dh2
+grads["b2"] = dh2.sum(axis=0)
+dh1 = dh2 @ params["W2"].T
+grads["W1"] = x.T @ dh1
+grads["b1"] = dh1.sum(axis=0)
+""",
+        "bias_mean_not_sum": """
+grads["W3"] = h2.T @ dlogits
+grads["b3"] = dlogits.mean(axis=0)
+dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
+grads["W2"] = h1.T @ dh2
+grads["b2"] = dh2.mean(axis=0)
+dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
+grads["W1"] = x.T @ dh1
+grads["b1"] = dh1.mean(axis=0)
+""",
+        "transposed_weight_grads": """
+grads["W3"] = dlogits.T @ h2
+grads["b3"] = dlogits.sum(axis=0)
+dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
+grads["W2"] = dh2.T @ h1
+grads["b2"] = dh2.sum(axis=0)
+dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
+grads["W1"] = dh1.T @ x
+grads["b1"] = dh1.sum(axis=0)
+""",
+        "framework_autodiff": """
+ps = {k: aics.constant(v) for k, v in params.items()}
+with aics.GradientTape() as tape:
+    for v in ps.values():
+        tape.watch(v)
+    a = aics.nn.relu(aics.matmul(aics.constant(x), ps["W1"]) + ps["b1"])
+    a = aics.nn.relu(aics.matmul(a, ps["W2"]) + ps["b2"])
+    z = aics.matmul(a, ps["W3"]) + ps["b3"]
+    s = aics.reduce_sum(z * aics.constant(dlogits))
+grads.update({k: g.numpy() for k, g in zip(ps, tape.gradient(s, list(ps.values())))})
+""",
+        # 1/B applied again: dlogits from loss_and_dlogits already holds the batch mean's 1/B
+        "divides_by_the_batch_twice": """
+n = len(x)
+grads["W3"] = h2.T @ dlogits / n
+grads["b3"] = dlogits.sum(axis=0) / n
+dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
+grads["W2"] = h1.T @ dh2 / n
+grads["b2"] = dh2.sum(axis=0) / n
+dh1 = (dh2 @ params["W2"].T) * (h1 > 0)
+grads["W1"] = x.T @ dh1 / n
+grads["b1"] = dh1.sum(axis=0) / n
+""",
+        # the ReLU after layer 2 is masked, the one after layer 1 forgotten
+        "first_relu_mask_missing": """
+grads["W3"] = h2.T @ dlogits
+grads["b3"] = dlogits.sum(axis=0)
+dh2 = (dlogits @ params["W3"].T) * (h2 > 0)
+grads["W2"] = h1.T @ dh2
+grads["b2"] = dh2.sum(axis=0)
+dh1 = dh2 @ params["W2"].T
+grads["W1"] = x.T @ dh1
+grads["b1"] = dh1.sum(axis=0)
+""",
+        # the package's reference called instead of written
         "copies_the_package_reference": """
-import math
-n, h, w, c = images.shape
-img64 = images.astype(np.float64)
-out = np.zeros((n, out_h, out_w, c))
-for b in range(n):
-    for i in range(out_h):
-        y = (i + 0.5) * h / out_h - 0.5
-        y0, y1, wy = max(math.floor(y), 0), min(math.ceil(y), h - 1), y - math.floor(y)
-        for j in range(out_w):
-            x = (j + 0.5) * w / out_w - 0.5
-            x0, x1, wx = max(math.floor(x), 0), min(math.ceil(x), w - 1), x - math.floor(x)
-            top = img64[b, y0, x0] * (1 - wx) + img64[b, y0, x1] * wx
-            bottom = img64[b, y1, x0] * (1 - wx) + img64[b, y1, x1] * wx
-            out[b, i, j] = top * (1 - wy) + bottom * wy
-return out.astype(np.float32)
-""",
-        # right values, float64 returned
-        "float64_result": _RESIZE_TF_ORDER + """
-return (top + (bottom - top) * ly[None, :, None, None]).astype(np.float64)
+from workbook.references.mlp import mlp_backward
+grads.update(mlp_backward(params, cache, dlogits))
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "my_resize_bilinear": {
-        # the textbook lerp (1 - w) * a + w * b in float32: one ulp away from TF's a + (b - a) * w
-        "textbook_lerp_float32": """
-x = images.astype(np.float32)
-_, H, W, _ = x.shape
-""" + _WEIGHTS + """
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-lx, ly = lx[None, None, :, None], ly[None, :, None, None]
-one = np.float32(1)
-top = (one - lx) * x[:, y0][:, :, x0] + lx * x[:, y0][:, :, x1]
-bottom = (one - lx) * x[:, y1][:, :, x0] + lx * x[:, y1][:, :, x1]
-return ((one - ly) * top + ly * bottom).astype(np.float32)
+    "loss_and_dlogits": {
+        # NumPy's log-sum-exp, an explicit one-hot
+        "logaddexp_and_onehot": """
+n = len(y)
+lse = np.logaddexp.reduce(logits, axis=1, keepdims=True)
+onehot = np.eye(logits.shape[1], dtype=logits.dtype)[y]
+loss = float(np.mean(lse[:, 0] - logits[np.arange(n), y]))
+return loss, ((np.exp(logits - lse) - onehot) / n).astype(logits.dtype)
 """,
-        # everything in float64 (coordinates too), cast to float32 at the end
+        # computed in float64, cast back at the end
         "float64_then_cast": """
-x = images.astype(np.float64)
-_, H, W, _ = x.shape
-
-def weights(in_size, out_size):
-    src = (np.arange(out_size) + 0.5) * in_size / out_size - 0.5
-    lo = np.maximum(np.floor(src).astype(int), 0)
-    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
-    return lo, hi, src - np.floor(src)
-
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-lx, ly = lx[None, None, :, None], ly[None, :, None, None]
-top = x[:, y0][:, :, x0] * (1 - lx) + x[:, y0][:, :, x1] * lx
-bottom = x[:, y1][:, :, x0] * (1 - lx) + x[:, y1][:, :, x1] * lx
-return (top * (1 - ly) + bottom * ly).astype(np.float32)
-""",
-        # rows first, then columns
-        "rows_first": """
-x = images.astype(np.float32)
-_, H, W, _ = x.shape
-""" + _WEIGHTS + """
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-rows = x[:, y0] + (x[:, y1] - x[:, y0]) * ly[None, :, None, None]
-return (rows[:, :, x0] + (rows[:, :, x1] - rows[:, :, x0]) * lx[None, None, :, None]).astype(np.float32)
-""",
-        # a loop over the 2 x 2 neighbours (taps), each weighted by the product of its row and column weights
-        "loop_over_taps": """
-x = images.astype(np.float32)
-_, H, W, C = x.shape
-""" + _WEIGHTS + """
-y0, y1, ly = weights(H, out_h)
-x0, x1, lx = weights(W, out_w)
-out = np.zeros((x.shape[0], out_h, out_w, C), np.float32)
-one = np.float32(1)
-for rows, wy in ((y0, one - ly), (y1, ly)):
-    for cols, wx in ((x0, one - lx), (x1, lx)):
-        out += x[:, rows][:, :, cols] * (wy[:, None] * wx[None, :])[None, :, :, None]
-return out
+z = np.asarray(logits, np.float64)
+z = z - z.max(axis=1, keepdims=True)
+total = np.exp(z).sum(axis=1, keepdims=True)
+n = len(y)
+loss = float(np.mean(np.log(total[:, 0]) - z[np.arange(n), y]))
+p = np.exp(z) / total
+p[np.arange(n), y] -= 1
+return loss, (p / n).astype(logits.dtype)
 """,
     },
-}
-
-WRONG_ANSWERS["caffe_preprocess"] = {
-    # the mean subtracted in RGB order, then the channels reversed: each channel gets another's mean
-    "mean_before_the_flip": """
-x = np.asarray(images, np.float32) - np.array([103.939, 116.779, 123.68], np.float32)
-return x[..., ::-1]
+    "mlp_backward": {
+        # einsum for every product, the ReLU masks with np.where
+        "einsum_and_where": """
+grads["W3"] = np.einsum("bi,bj->ij", h2, dlogits)
+grads["b3"] = np.einsum("bj->j", dlogits)
+dh2 = np.where(h2 > 0, np.einsum("bj,ij->bi", dlogits, params["W3"]), 0)
+grads["W2"] = np.einsum("bi,bj->ij", h1, dh2)
+grads["b2"] = dh2.sum(axis=0)
+dh1 = np.where(h1 > 0, np.einsum("bj,ij->bi", dh2, params["W2"]), 0)
+grads["W1"] = np.einsum("bi,bj->ij", x, dh1)
+grads["b1"] = dh1.sum(axis=0)
 """,
-    # keeps RGB
-    "forgets_bgr": """
-return np.asarray(images, np.float32) - np.array([103.939, 116.779, 123.68], np.float32)
+        # everything in float64, each gradient cast back to its parameter's dtype at the end
+        "float64_then_cast": """
+d = dlogits.astype(np.float64)
+a0, a1, a2 = (t.astype(np.float64) for t in (x, h1, h2))
+layers = [(3, a2, None), (2, a1, a2), (1, a0, a1)]
+for i, a, h in layers:
+    if h is not None:
+        d = (d @ params[f"W{i + 1}"].astype(np.float64).T) * (h > 0)
+    grads[f"W{i}"] = (a.T @ d).astype(params[f"W{i}"].dtype)
+    grads[f"b{i}"] = d.sum(axis=0).astype(params[f"b{i}"].dtype)
 """,
-    # the tf mode's scaling mixed in
-    "scales_to_unit_range": """
-x = np.asarray(images, np.float32)[..., ::-1]
-return (x - np.array([103.939, 116.779, 123.68], np.float32)) / 127.5
-""",
-    # uint8 arithmetic: wraps around below zero
-    "uint8_arithmetic": """
-x = np.asarray(images)[..., ::-1]
-return (x - np.array([104, 117, 124], x.dtype)).astype(np.float32)
-""",
-    # the shortcut: the library's function
-    "calls_the_library": """
-return preprocess_input(images, mode="caffe")
-""",
-    # the package's reference
-    "copies_the_package_reference": """
-from workbook.references.image_resize import caffe_preprocess
-return caffe_preprocess(images)
-""",
-}
-CORRECT_ANSWERS["caffe_preprocess"] = {
-    # in float64, channel by channel, then cast
-    "float64_per_channel": """
-x = np.asarray(images, np.float64)
-out = np.empty(x.shape, np.float32)
-for c, mean in enumerate((103.939, 116.779, 123.68)):
-    out[..., c] = (x[..., 2 - c] - np.float32(mean)).astype(np.float32)
-return out
-""",
+    },
 }

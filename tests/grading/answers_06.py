@@ -1,166 +1,183 @@
-"""Wrong answers for notebook 06 (VGG19 and style transfer): the exercises ``vgg19_conv_cost`` and
-``style_layer_loss``, and other correct answers for them."""
+"""Plausible wrong answers for notebook 06 (the input pipeline: ImageNet's evaluation crop, on-the-fly
+augmentation, sequence padding), and different correct ones.
 
-# A right count; a wrong answer changes one step in braces.
-_COST = """
-macs = 0
-for name in {LAYERS}:
-    kh, kw, c_in, c_out = vgg19.WEIGHT_SHAPES[name][0]
-    side = size
-    for _ in range(int(name[4]) - 1):
-        side = {HALVE}
-    macs += side * side * {CHANNELS}
-return {RESULT}
+Each wrong answer replaces the release stub of its solution cell and must lose exactly that
+exercise's points; each correct one must score full marks.
 """
-_COST_RIGHT = dict(LAYERS="vgg19.CONV_LAYERS", HALVE="-(-side // 2)", CHANNELS="c_out * kh * kw * c_in",
-                   RESULT="macs, 2 * macs")
 
-
-def _cost(**wrong):
-    return _COST.format(**{**_COST_RIGHT, **wrong})
+_SHORT_SIDE_SIZE = """
+x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
+h, w = x.shape.as_list()[:2]
+new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
+"""
 
 WRONG_ANSWERS = {
-    "vgg19_conv_cost": {
-        # a multiply-add counted as one FLOP: the "about 20 billion FLOPs" mistake
-        "flops_equal_multiply_adds": _cost(RESULT="macs, macs"),
-        # VALID-style pooling: an odd side rounds down (100 -> 50 -> 25 -> 12), VGG19's SAME rounds up
-        "pooling_rounds_down": _cost(HALVE="side // 2"),
-        # no pooling at all: every layer at the input's size
-        "forgets_the_pooling": _cost(HALVE="side"),
-        # C_out * C_out: wrong for the first conv of each block (conv1_1 has 3 input channels)
-        "output_channels_squared": _cost(CHANNELS="c_out * kh * kw * c_out"),
-        # the 3x3 window forgotten: a 1x1 convolution's count
-        "forgets_the_window": _cost(CHANNELS="c_out * c_in"),
-        # builds the network and counts from the graph's shapes (calls the library)
-        "calls_the_library": """
-with aics.Graph().as_default():
-    net = vgg19.build_vgg19(vgg19.random_weights(0), image_shape=(size, size))
-    macs = sum(int(np.prod(net[n].shape.as_list())) * int(np.prod(vgg19.WEIGHT_SHAPES[n][0][:3]))
-               for n in vgg19.CONV_LAYERS)
-return macs, 2 * macs
+    "short_side_crop": {
+        "squashed_to_square": """
+x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
+x = aics.image.resize(x, [short, short])
+return aics.image.resize_with_crop_or_pad(x, crop, crop).numpy()
 """,
+        # the library's own aspect-ratio option: fits the long side, not the short one
+        "long_side_fitted": """
+x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
+x = aics.image.resize(x, [short, short], preserve_aspect_ratio=True)
+return aics.image.resize_with_crop_or_pad(x, crop, crop).numpy()
+""",
+        "top_left_crop": _SHORT_SIDE_SIZE + """
+return aics.image.resize(x, [new_h, new_w]).numpy()[:crop, :crop, :]
+""",
+        "not_scaled_to_unit_range": """
+x = aics.cast(aics.convert_to_tensor(img_u8), aics.float32)
+h, w = x.shape.as_list()[:2]
+new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
+x = aics.image.resize(x, [new_h, new_w]).numpy()
+top, left = (new_h - crop) // 2, (new_w - crop) // 2
+return x[top:top + crop, left:left + crop, :]
+""",
+        # the long side truncated instead of rounded: 451 * 256 / 300 = 384.85 becomes 384
+        "long_side_truncated": """
+x = aics.image.convert_image_dtype(aics.convert_to_tensor(img_u8), aics.float32)
+h, w = x.shape.as_list()[:2]
+new_h, new_w = (short, int(w * short / h)) if h <= w else (int(h * short / w), short)
+x = aics.image.resize(x, [new_h, new_w]).numpy()
+top, left = (new_h - crop) // 2, (new_w - crop) // 2
+return x[top:top + crop, left:left + crop, :]
+""",
+        # the odd pixel of the margin cut at the top/left instead of the bottom/right
+        "crop_offset_rounded_up": _SHORT_SIDE_SIZE + """
+x = aics.image.resize(x, [new_h, new_w]).numpy()
+top, left = (new_h - crop + 1) // 2, (new_w - crop + 1) // 2
+return x[top:top + crop, left:left + crop, :]
+""",
+        # the package's reference, called
+        "calls_the_package_reference": """
+from workbook.references.image_resize import short_side_crop
+return short_side_crop(img_u8, short, crop).astype(np.float32)
+""",
+        # the package's reference, copied: right values, one Python iteration per output row
         "copies_the_package_reference": """
-from workbook.references.style import conv_cost
-return conv_cost(size)
-""",
-    },
-    "style_layer_loss": {
-        # forgets the 4 in 1 / (4 N^2 M^2): four times too large.
-        "missing_factor_4": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(c * c * (h * w) ** 2)
-""",
-        # normalises by N*M instead of N^2*M^2.
-        "normalised_by_n_m_not_squared": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * h * w)
-""",
-        # F F^T: an M x M matrix of pixel similarities, not the C x C channel correlations.
-        "gram_over_pixels": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_b=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # mean instead of sum of the squared differences.
-        "mean_not_sum": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # the library's own implementation: the exercise is to write it.
-        "library_shortcut": """
-return style_transfer.style_layer_loss(features, target_gram)
-""",
-        # NumPy beside the graph: works eagerly, has no value for a placeholder in a graph.
-        "numpy_beside_graph": """
-f = features.numpy().reshape(-1, features.shape[-1])
-a = np.asarray(target_gram)
-c, m = f.shape[1], f.shape[0]
-return aics.constant(np.sum((f.T @ f - a) ** 2) / (4.0 * c * c * m * m))
-""",
-        # normalised by the channels only: the feature-map size M = H*W forgotten
-        "forgets_the_feature_map_size": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c)
-""",
-        # (4 N M)^2 instead of 4 N^2 M^2: the 4 squared too
-        "four_squared_in_the_constant": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float((4 * c * h * w) ** 2)
-""",
-        # reshape to C x M instead of transposing: a C x C matrix, but of scrambled numbers
-        "reshape_instead_of_transpose": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [c, h * w])
-gram = aics.matmul(f, f, transpose_b=True)
-return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # right value in float64, never cast back: a float64 loss cannot be added to the float32 ones
-        "float64_not_cast_back": """
-_, h, w, c = features.shape.as_list()
-f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
-gram = aics.matmul(f, f, transpose_a=True)
-diff = gram - aics.cast(target_gram, aics.float64)
-return aics.reduce_sum(aics.square(diff)) / float(4 * c * c * (h * w) ** 2)
-""",
-        # the package's NumPy reference: a number, not a tensor built from the graph
-        "copies_the_package_reference": """
-from workbook.references.style import layer_loss
-return aics.constant(np.float32(layer_loss(features.numpy(), np.asarray(target_gram))))
+import math
+img = np.asarray(img_u8, np.float64) / 255.0
+h, w, c = img.shape
+new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
+top, left = (new_h - crop) // 2, (new_w - crop) // 2
+
+def neighbours(i, in_size, out_size, offset):
+    src = (offset + i + 0.5) * in_size / out_size - 0.5
+    return max(math.floor(src), 0), min(math.ceil(src), in_size - 1), src - math.floor(src)
+
+cols = [neighbours(j, w, new_w, left) for j in range(crop)]
+x0 = np.array([lo for lo, _, _ in cols])
+x1 = np.array([hi for _, hi, _ in cols])
+wx = np.array([wt for _, _, wt in cols])[:, None]
+out = np.zeros((crop, crop, c))
+for i in range(crop):
+    y0, y1, wy = neighbours(i, h, new_h, top)
+    upper = img[y0, x0] * (1 - wx) + img[y0, x1] * wx
+    lower = img[y1, x0] * (1 - wx) + img[y1, x1] * wx
+    out[i] = upper * (1 - wy) + lower * wy
+return out.astype(np.float32)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "vgg19_conv_cost": {
-        # math.ceil on the halved side, and the sum written with NumPy (cast back to Python ints)
-        "ceil_and_numpy": """
-import math
-rows = []
-for name in vgg19.CONV_LAYERS:
-    shape = vgg19.WEIGHT_SHAPES[name][0]
-    side = size
-    for _ in range(int(name[len("conv")]) - 1):
-        side = math.ceil(side / 2)
-    rows.append(side * side * int(np.prod(shape)))
-macs = int(np.sum(np.array(rows, dtype=np.int64)))
-return macs, macs * 2
+    "short_side_crop": {
+        # resized as uint8 (float32 in [0, 255]), scaled to [0, 1] afterwards, cut with crop_to_bounding_box
+        "resize_uint8_then_scale": """
+h, w = np.shape(img_u8)[:2]
+new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
+x = aics.image.resize(img_u8, [new_h, new_w]) / 255.0
+x = aics.image.crop_to_bounding_box(x, (new_h - crop) // 2, (new_w - crop) // 2, crop, crop)
+return x.numpy().astype(np.float32)
 """,
-    },
-    "style_layer_loss": {
-        # an explicit transpose instead of transpose_a, the constant split in two divisions
-        "transpose_then_matmul": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [h * w, c])
-gram = aics.matmul(aics.transpose(f), f)
-sq = aics.reduce_sum(aics.square(gram - target_gram))
-return sq / float(2 * c * h * w) / float(2 * c * h * w)
-""",
-        # float64 all through, cast back to float32 at the end
-        "float64_then_cast": """
-_, h, w, c = features.shape.as_list()
-f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
-gram = aics.matmul(f, f, transpose_a=True)
-diff = gram - aics.cast(target_gram, aics.float64)
-return aics.cast(aics.reduce_sum(diff * diff) / float(4 * c * c * (h * w) ** 2), aics.float32)
-""",
-        # the mean over the C x C entries, times C^2 folded into the constant
-        "reduce_mean": """
-_, h, w, c = features.shape.as_list()
-f = aics.reshape(features, [-1, c])
-gram = aics.matmul(f, f, transpose_a=True)
-return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * (h * w) ** 2)
+        # NumPy only, float64: the kept rows and columns' neighbours gathered with index arrays
+        "numpy_float64_gather": """
+img = np.asarray(img_u8, np.float64) / 255.0
+h, w = img.shape[:2]
+new_h, new_w = (short, int(w * short / h + 0.5)) if h <= w else (int(h * short / w + 0.5), short)
+
+def taps(in_size, out_size, first):
+    src = (first + np.arange(crop) + 0.5) * in_size / out_size - 0.5
+    lo = np.maximum(np.floor(src).astype(int), 0)
+    hi = np.minimum(np.ceil(src).astype(int), in_size - 1)
+    return lo, hi, src - np.floor(src)
+
+y0, y1, wy = taps(h, new_h, (new_h - crop) // 2)
+x0, x1, wx = taps(w, new_w, (new_w - crop) // 2)
+wx, wy = wx[None, :, None], wy[:, None, None]
+top = img[y0][:, x0] * (1 - wx) + img[y0][:, x1] * wx
+bottom = img[y1][:, x0] * (1 - wx) + img[y1][:, x1] * wx
+return (top * (1 - wy) + bottom * wy).astype(np.float32)
 """,
     },
 }
 
+WRONG_ANSWERS["pad_sequences"] = {
+    # pads at the end by default: Keras pads at the front
+    "pads_at_the_end": """
+out = np.full((len(sequences), maxlen), value, np.int32)
+for i, seq in enumerate(sequences):
+    kept = list(seq)[-maxlen:] if truncating == "pre" else list(seq)[:maxlen]
+    out[i, :len(kept)] = kept
+return out
+""",
+    # truncates from the end whatever `truncating` says
+    "always_keeps_the_start": """
+out = np.full((len(sequences), maxlen), value, np.int32)
+for i, seq in enumerate(sequences):
+    kept = list(seq)[:maxlen]
+    if kept:
+        if padding == "pre":
+            out[i, maxlen - len(kept):] = kept
+        else:
+            out[i, :len(kept)] = kept
+return out
+""",
+    # `value` ignored: pads with zeros
+    "ignores_value": """
+out = np.zeros((len(sequences), maxlen), np.int32)
+for i, seq in enumerate(sequences):
+    kept = list(seq)[-maxlen:] if truncating == "pre" else list(seq)[:maxlen]
+    if kept:
+        if padding == "pre":
+            out[i, maxlen - len(kept):] = kept
+        else:
+            out[i, :len(kept)] = kept
+return out
+""",
+    # int64, NumPy's default integer: Keras returns int32
+    "int64_result": """
+out = np.full((len(sequences), maxlen), value, np.int64)
+for i, seq in enumerate(sequences):
+    kept = list(seq)[-maxlen:] if truncating == "pre" else list(seq)[:maxlen]
+    if kept:
+        if padding == "pre":
+            out[i, maxlen - len(kept):] = kept
+        else:
+            out[i, :len(kept)] = kept
+return out
+""",
+    # the shortcut: the library's function
+    "calls_the_library": """
+return pad_sequences(sequences, maxlen=maxlen, padding=padding, truncating=truncating, value=value)
+""",
+    # the package's reference
+    "copies_the_package_reference": """
+from workbook.references.sequences import pad
+return pad(sequences, maxlen, padding, truncating, value)
+""",
+}
+CORRECT_ANSWERS["pad_sequences"] = {
+    # list arithmetic, then one array
+    "lists_then_array": """
+rows = []
+for seq in sequences:
+    seq = list(seq)
+    kept = seq[max(len(seq) - maxlen, 0):] if truncating == "pre" else seq[:maxlen]
+    fill = [value] * (maxlen - len(kept))
+    rows.append(fill + kept if padding == "pre" else kept + fill)
+return np.array(rows, dtype=np.int32).reshape(len(sequences), maxlen)
+""",
+}

@@ -1,277 +1,166 @@
-"""Plausible wrong answers for notebook 07 (op-registration), and other correct ones.
+"""Wrong answers for notebook 07 (VGG19 and style transfer): the exercises ``vgg19_conv_cost`` and
+``style_layer_loss``, and other correct answers for them."""
 
-Each replaces the release stub of one exercise: ``define_power_difference``,
-``power_difference_kernel`` and ``power_difference_grad`` (the new-op lab, section 2) and
-``_tan_grad(op, grad)`` (the gradient registered for ``Tan``); a wrong one must lose its
-exercise's points inside its locked test cell, a correct one must score them. The graph
-``gradients`` lab that followed is now its own chapter (answers_08.py).
+# A right count; a wrong answer changes one step in braces.
+_COST = """
+macs = 0
+for name in {LAYERS}:
+    kh, kw, c_in, c_out = vgg19.WEIGHT_SHAPES[name][0]
+    side = size
+    for _ in range(int(name[4]) - 1):
+        side = {HALVE}
+    macs += side * side * {CHANNELS}
+return {RESULT}
 """
+_COST_RIGHT = dict(LAYERS="vgg19.CONV_LAYERS", HALVE="-(-side // 2)", CHANNELS="c_out * kh * kw * c_in",
+                   RESULT="macs, 2 * macs")
+
+
+def _cost(**wrong):
+    return _COST.format(**{**_COST_RIGHT, **wrong})
 
 WRONG_ANSWERS = {
-    "power_difference_opdef": {
-        # the library's broadcasting shape function: not written by the student
-        "calls_the_library_shape_fn": """
-from aicslib.framework.common_shapes import broadcast_binary_op_shape
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(broadcast_binary_op_shape))
-""",
-        "copies_the_reference": """
-from workbook.references.power_difference import define_power_difference as reference
-reference()
-""",
-        # the output has x's shape: no broadcasting
-        "shape_of_x": """
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(lambda ctx: ctx.input_shape(0)))
-""",
-        # an unknown dimension wins over a known one: [None, 3] and [3] give [None, None]
-        "unknown_wins": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
-    dims = []
-    for p, q in zip(da, db):
-        if p is None or q is None:
-            dims.append(None)
-        elif p != q and 1 not in (p, q):
-            raise ValueError("dimensions do not broadcast")
-        else:
-            dims.append(max(p, q))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
-""",
-        # aligned from the left instead of the right
-        "aligned_from_the_left": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = list(a.dims) + [1] * (n - a.rank), list(b.dims) + [1] * (n - b.rank)
-    dims = []
-    for p, q in zip(da, db):
-        if p is not None and q is not None and p != q and 1 not in (p, q):
-            raise ValueError("dimensions do not broadcast")
-        known = [d for d in (p, q) if d is not None and d != 1]
-        dims.append(known[0] if known else (1 if p == q == 1 else None))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
-""",
-        # pow as a float attr without a default
-        "pow_float_no_default": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
-    dims = []
-    for p, q in zip(da, db):
-        known = [d for d in (p, q) if d is not None and d != 1]
-        dims.append(known[0] if known else (1 if p == q == 1 else None))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: float").set_shape_fn(shape_fn))
-""",
-        # incompatible shapes accepted: the larger dimension is taken
-        "never_rejects": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    n = max(a.rank, b.rank)
-    da, db = [1] * (n - a.rank) + list(a.dims), [1] * (n - b.rank) + list(b.dims)
-    dims = []
-    for p, q in zip(da, db):
-        known = [d for d in (p, q) if d is not None and d != 1]
-        dims.append(max(known) if known else (1 if p == q == 1 else None))
-    return TensorShape(dims)
-(aics.register_op(OP).input("x: T").input("y: T").output("z: T")
-    .attr("T: {half, float, double}").attr("pow: int = 2").set_shape_fn(shape_fn))
-""",
-    },
-    "power_difference_kernel": {
-        "y_minus_x": """
-return np.power(y - x, pow)
-""",
-        "difference_of_powers": """
-return np.power(x, pow) - np.power(y, pow)
-""",
-        "always_squared": """
-return np.square(x - y)
-""",
-        # float64 out whatever came in
-        "float64_out": """
-return np.power(np.asarray(x, np.float64) - y, pow)
-""",
-        # an op inside the kernel: the library computes it
+    "vgg19_conv_cost": {
+        # a multiply-add counted as one FLOP: the "about 20 billion FLOPs" mistake
+        "flops_equal_multiply_adds": _cost(RESULT="macs, macs"),
+        # VALID-style pooling: an odd side rounds down (100 -> 50 -> 25 -> 12), VGG19's SAME rounds up
+        "pooling_rounds_down": _cost(HALVE="side // 2"),
+        # no pooling at all: every layer at the input's size
+        "forgets_the_pooling": _cost(HALVE="side"),
+        # C_out * C_out: wrong for the first conv of each block (conv1_1 has 3 input channels)
+        "output_channels_squared": _cost(CHANNELS="c_out * kh * kw * c_out"),
+        # the 3x3 window forgotten: a 1x1 convolution's count
+        "forgets_the_window": _cost(CHANNELS="c_out * c_in"),
+        # builds the network and counts from the graph's shapes (calls the library)
         "calls_the_library": """
-return aics.pow(aics.constant(x) - aics.constant(y), float(pow)).numpy()
+with aics.Graph().as_default():
+    net = vgg19.build_vgg19(vgg19.random_weights(0), image_shape=(size, size))
+    macs = sum(int(np.prod(net[n].shape.as_list())) * int(np.prod(vgg19.WEIGHT_SHAPES[n][0][:3]))
+               for n in vgg19.CONV_LAYERS)
+return macs, 2 * macs
 """,
-        "copies_the_reference": """
-from workbook.references.power_difference import power_difference_kernel as reference
-return reference(x, y, pow)
-""",
-    },
-    "power_difference_gradient": {
-        # broadcasting not undone: the gradient of y has the broadcast shape
-        "not_summed_to_shape": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-return dx, -dx
-""",
-        "dy_not_negated": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-return sum_to_shape(dx, x), sum_to_shape(dx, y)
-""",
-        "forgot_upstream_grad": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
-return sum_to_shape(dx, x), sum_to_shape(-dx, y)
-""",
-        "exponent_not_lowered": """
-x, y = op.inputs
-p = op.get_attr("pow")
-dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p)
-return sum_to_shape(dx, x), sum_to_shape(-dx, y)
-""",
-        # NumPy on eager values: fails when a graph is built
-        "numpy_not_ops": """
-x, y = op.inputs
-p = op.get_attr("pow")
-d = grad.numpy() * p * np.power(x.numpy() - y.numpy(), p - 1)
-return sum_to_shape(aics.constant(d), x), sum_to_shape(aics.constant(-d), y)
-""",
-        # another op's registered gradient does the work (SquaredDifference is (x - y)^2)
-        "library_gradient_of_another_op": """
-x, y = op.inputs
-p = op.get_attr("pow")
-if aics.executing_eagerly():
-    with aics.GradientTape() as t:
-        t.watch([x, y])
-        z = aics.pow(x - y, float(p))
-    return t.gradient(z, [x, y], output_gradients=grad)
-return aics.gradients(aics.pow(x - y, float(p)), [x, y], grad_ys=[grad])
-""",
-        "copies_the_reference": """
-from workbook.references.power_difference import power_difference_grad as reference
-return reference(op, grad)
+        "copies_the_package_reference": """
+from workbook.references.style import conv_cost
+return conv_cost(size)
 """,
     },
-    "tan_gradient": {
-        # the chain rule: the upstream gradient is not multiplied in
-        "forgot_upstream_grad": """
-return 1.0 + aics.square(op.outputs[0])
+    "style_layer_loss": {
+        # forgets the 4 in 1 / (4 N^2 M^2): four times too large.
+        "missing_factor_4": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(c * c * (h * w) ** 2)
 """,
-        "missing_one_plus": """
-return grad * aics.square(op.outputs[0])
+        # normalises by N*M instead of N^2*M^2.
+        "normalised_by_n_m_not_squared": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * h * w)
 """,
-        # NumPy on the eager value: right numbers eagerly, fails when a graph is built
-        "numpy_not_ops": """
-return grad * (1.0 + np.tan(op.inputs[0].numpy()) ** 2)
+        # F F^T: an M x M matrix of pixel similarities, not the C x C channel correlations.
+        "gram_over_pixels": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_b=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
 """,
-        "cos_not_squared": """
-return grad / aics.cos(op.inputs[0])
+        # mean instead of sum of the squared differences.
+        "mean_not_sum": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
 """,
-        # sign errors
-        "tanh_rule_one_minus": """
-return grad * (1.0 - aics.square(op.outputs[0]))
+        # the library's own implementation: the exercise is to write it.
+        "library_shortcut": """
+return style_transfer.style_layer_loss(features, target_gram)
 """,
-        "negated": """
-return -grad * (1.0 + aics.square(op.outputs[0]))
+        # NumPy beside the graph: works eagerly, has no value for a placeholder in a graph.
+        "numpy_beside_graph": """
+f = features.numpy().reshape(-1, features.shape[-1])
+a = np.asarray(target_gram)
+c, m = f.shape[1], f.shape[0]
+return aics.constant(np.sum((f.T @ f - a) ** 2) / (4.0 * c * c * m * m))
 """,
-        "tan_squared_minus_one": """
-return grad * (aics.square(op.outputs[0]) - 1.0)
+        # normalised by the channels only: the feature-map size M = H*W forgotten
+        "forgets_the_feature_map_size": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c)
 """,
-        # the library's registered gradient of the op with the nearest name
-        "library_tanh_gradient": """
-return aics.gradient_registry.function("Tanh")(op, grad)
+        # (4 N M)^2 instead of 4 N^2 M^2: the 4 squared too
+        "four_squared_in_the_constant": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float((4 * c * h * w) ** 2)
 """,
-        # right numbers, but differentiates sin/cos with the library's registered gradients
-        "library_gradients_of_sin_over_cos": """
-x = op.inputs[0]
-if aics.executing_eagerly():
-    with aics.GradientTape() as t:
-        t.watch(x)
-        y = aics.sin(x) / aics.cos(x)
-    return t.gradient(y, x, output_gradients=grad)
-return aics.gradients(aics.sin(x) / aics.cos(x), [x], grad_ys=[grad])[0]
+        # reshape to C x M instead of transposing: a C x C matrix, but of scrambled numbers
+        "reshape_instead_of_transpose": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [c, h * w])
+gram = aics.matmul(f, f, transpose_b=True)
+return aics.reduce_sum(aics.square(gram - target_gram)) / float(4 * c * c * (h * w) ** 2)
 """,
-        # a constant derivative: right at x = 0 only
-        "derivative_at_zero": """
-return grad * 1.0
+        # right value in float64, never cast back: a float64 loss cannot be added to the float32 ones
+        "float64_not_cast_back": """
+_, h, w, c = features.shape.as_list()
+f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
+gram = aics.matmul(f, f, transpose_a=True)
+diff = gram - aics.cast(target_gram, aics.float64)
+return aics.reduce_sum(aics.square(diff)) / float(4 * c * c * (h * w) ** 2)
+""",
+        # the package's NumPy reference: a number, not a tensor built from the graph
+        "copies_the_package_reference": """
+from workbook.references.style import layer_loss
+return aics.constant(np.float32(layer_loss(features.numpy(), np.asarray(target_gram))))
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "power_difference_opdef": {
-        # the rule with TensorShape.dims padded by reversing, as TF's helper walks from the right
-        "walks_from_the_right": """
-def shape_fn(ctx):
-    a, b = ctx.input_shape(0), ctx.input_shape(1)
-    if a.rank is None or b.rank is None:
-        return TensorShape(None)
-    ra, rb = list(reversed(a.dims)), list(reversed(b.dims))
-    out = []
-    for i in range(max(len(ra), len(rb))):
-        p = ra[i] if i < len(ra) else 1
-        q = rb[i] if i < len(rb) else 1
-        if p == 1:
-            out.append(q)
-        elif q == 1:
-            out.append(p)
-        elif p is None or q is None:
-            out.append(q if p is None else p)
-        elif p == q:
-            out.append(p)
-        else:
-            raise ValueError(f"Dimensions must be equal, but are {p} and {q}")
-    return TensorShape(list(reversed(out)))
-b = aics.register_op(OP)
-b.attr("pow: int = 2").attr("T: {float, half, double}")
-b.input("x: T").input("y: T").output("z: T").set_shape_fn(shape_fn)
+    "vgg19_conv_cost": {
+        # math.ceil on the halved side, and the sum written with NumPy (cast back to Python ints)
+        "ceil_and_numpy": """
+import math
+rows = []
+for name in vgg19.CONV_LAYERS:
+    shape = vgg19.WEIGHT_SHAPES[name][0]
+    side = size
+    for _ in range(int(name[len("conv")]) - 1):
+        side = math.ceil(side / 2)
+    rows.append(side * side * int(np.prod(shape)))
+macs = int(np.sum(np.array(rows, dtype=np.int64)))
+return macs, macs * 2
 """,
     },
-    "power_difference_kernel": {
-        # float64 for the arithmetic, then cast back
+    "style_layer_loss": {
+        # an explicit transpose instead of transpose_a, the constant split in two divisions
+        "transpose_then_matmul": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [h * w, c])
+gram = aics.matmul(aics.transpose(f), f)
+sq = aics.reduce_sum(aics.square(gram - target_gram))
+return sq / float(2 * c * h * w) / float(2 * c * h * w)
+""",
+        # float64 all through, cast back to float32 at the end
         "float64_then_cast": """
-d = np.asarray(x, np.float64) - np.asarray(y, np.float64)
-return (d ** pow).astype(np.result_type(x, y))
+_, h, w, c = features.shape.as_list()
+f = aics.cast(aics.reshape(features, [h * w, c]), aics.float64)
+gram = aics.matmul(f, f, transpose_a=True)
+diff = gram - aics.cast(target_gram, aics.float64)
+return aics.cast(aics.reduce_sum(diff * diff) / float(4 * c * c * (h * w) ** 2), aics.float32)
 """,
-    },
-    "power_difference_gradient": {
-        # with Pow instead of the op itself, and dy from dx
-        "with_pow_and_multiply": """
-x, y = op.inputs
-p = op.get_attr("pow")
-diff = x - y
-g = grad * (float(p) * aics.pow(diff, float(p - 1)) if p != 1 else aics.ones_like(diff))
-return sum_to_shape(g, x), -sum_to_shape(g, y)
-""",
-    },
-    "tan_gradient": {
-        # sec^2 written as 1/cos^2 from the input
-        "one_over_cos_squared": """
-return grad / aics.square(aics.cos(op.inputs[0]))
-""",
-        "reciprocal_of_cos_squared": """
-c = aics.cos(op.inputs[0])
-return aics.reciprocal(c * c) * grad
-""",
-        # 1 + tan^2 with tan recomputed from the input instead of the forward output
-        "one_plus_tan_squared_recomputed": """
-t = aics.tan(op.inputs[0])
-return grad + grad * t * t
+        # the mean over the C x C entries, times C^2 folded into the constant
+        "reduce_mean": """
+_, h, w, c = features.shape.as_list()
+f = aics.reshape(features, [-1, c])
+gram = aics.matmul(f, f, transpose_a=True)
+return aics.reduce_mean(aics.square(gram - target_gram)) / float(4 * (h * w) ** 2)
 """,
     },
 }
+

@@ -1,185 +1,143 @@
-"""Plausible wrong answers for notebook 09 (Python calling C), keyed by grade_id.
+"""Plausible wrong answers for notebook 09 (registration-flow), and other correct ones.
 
-Each replaces the body of ``sdot(lib, x, y)`` or ``frexp(lib, x)``; each must lose its exercise's 3 points.
-None of them may crash the kernel (a wrong pointer width would): they declare the
-arguments as pointers and hand over buffers at least as long as what C reads."""
-
-# frexp with one declaration or step changed
-_FREXP = """
-lib.frexp.argtypes = [{X}, ctypes.POINTER({E})]
-{RESTYPE}
-exponent = {E}(0)
-mantissa = lib.frexp(x, ctypes.byref(exponent))
-return {RESULT}
+``place_node(op_type, device, attrs, allow_soft_placement)`` (section 1.6: where a node runs, or
+which error the Session gives) and ``_tan_grad(op, grad)`` (section 3: the gradient registered for
+``Tan``); a wrong one must lose its exercise's points inside its locked test cell, a correct one
+must score them.
 """
-_FREXP_RIGHT = dict(X="ctypes.c_double", E="ctypes.c_int", RESTYPE="lib.frexp.restype = ctypes.c_double",
-                    RESULT="float(mantissa), exponent.value")
-
-
-def _frexp(**wrong):
-    return _FREXP.format(**{**_FREXP_RIGHT, **wrong})
-
 
 WRONG_ANSWERS = {
-    "ctypes_frexp": {
-        # restype left at ctypes' default (int): the double C returns is never read
-        "restype_not_declared": _frexp(RESTYPE="pass", RESULT="mantissa, exponent.value"),
-        # a float restype: ctypes reads 32 bits of the 64-bit double
-        "restype_c_float": _frexp(RESTYPE="lib.frexp.restype = ctypes.c_float"),
-        # x declared float: ctypes hands C a float where it reads a double
-        "argument_c_float": _frexp(X="ctypes.c_float"),
-        # int * declared as a pointer to a 64-bit long: C writes 4 of its 8 bytes (wrong for negative e)
-        "exponent_pointer_c_long": _frexp(E="ctypes.c_long"),
-        # the ctypes object itself returned instead of its .value
-        "returns_the_c_int_object": _frexp(RESULT="float(mantissa), exponent"),
-        # Python's own frexp: right numbers, no C binding at all
-        "python_math_frexp": """
-import math
-return math.frexp(x)
+    "place_node": {
+        # the requested device, whatever kernels exist
+        "always_the_requested_device": """
+return device
 """,
-        # NumPy's: NumPy types, and no binding
-        "numpy_frexp": """
-m, e = np.frexp(x)
-return m, e
+        # soft placement always, even when it is switched off
+        "ignores_allow_soft_placement": """
+kind = device.split(":")[1].upper()
+if aics.kernel_registry.find(op_type, kind, attrs) is not None:
+    return device
+if aics.kernel_registry.find(op_type, "CPU", attrs) is not None:
+    return "/device:CPU:0"
+raise aics.errors.NotFoundError(None, None, f"no kernel for {op_type}")
+""",
+        # only asks whether the op has a kernel on the device for float32, not for the node's dtype
+        "ignores_the_dtype": """
+kind = device.split(":")[1].upper()
+if aics.kernel_registry.find(op_type, kind, dict(attrs, T=aics.float32)) is not None:
+    return device
+if kind != "CPU" and aics.kernel_registry.find(op_type, "CPU", attrs) is not None:
+    if allow_soft_placement:
+        return "/device:CPU:0"
+    raise aics.errors.InvalidArgumentError(None, None, "soft placement is off")
+raise aics.errors.NotFoundError(None, None, f"no kernel for {op_type}")
+""",
+        # no kernel anywhere: falls back to the CPU instead of failing
+        "cpu_when_no_kernel_at_all": """
+kind = device.split(":")[1].upper()
+if aics.kernel_registry.find(op_type, kind, attrs) is not None:
+    return device
+if allow_soft_placement:
+    return "/device:CPU:0"
+raise aics.errors.InvalidArgumentError(None, None, "soft placement is off")
+""",
+        # the wrong error when soft placement is off: NotFoundError, though a CPU kernel exists
+        "not_found_when_soft_placement_is_off": """
+kind = device.split(":")[1].upper()
+if aics.kernel_registry.find(op_type, kind, attrs) is not None:
+    return device
+if allow_soft_placement and aics.kernel_registry.find(op_type, "CPU", attrs) is not None:
+    return "/device:CPU:0"
+raise aics.errors.NotFoundError(None, None, f"no usable kernel for {op_type}")
+""",
+        # the framework's own kernel selection (which soft-places by itself)
+        "calls_the_library": """
+from aicslib.framework.execute import select_kernel
+_, placed = select_kernel(aics.op_def_registry.get(op_type), device, attrs)
+if placed != device and not allow_soft_placement:
+    raise aics.errors.InvalidArgumentError(None, None, "soft placement is off")
+return placed
 """,
         "copies_the_package_reference": """
-from workbook.references.bindings import frexp as _reference
-return _reference(lib, x)
+from workbook.references.placement import place_node as reference
+return reference(op_type, device, attrs, allow_soft_placement)
 """,
     },
-    "ctypes_sdot": {
-        # restype left at ctypes' default (int): the float returned in a register is never read
-        "restype_not_declared": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-x = np.ascontiguousarray(x, dtype=np.float32)
-y = np.ascontiguousarray(y, dtype=np.float32)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data)
+    "tan_gradient": {
+        # the chain rule: the upstream gradient is not multiplied in
+        "forgot_upstream_grad": """
+return 1.0 + aics.square(op.outputs[0])
 """,
-        # float64 buffers handed to `const float *`: C reads the first half of each as float32 pairs
-        "float64_buffers": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.ascontiguousarray(x, dtype=np.float64)
-y = np.ascontiguousarray(y, dtype=np.float64)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
+        "missing_one_plus": """
+return grad * aics.square(op.outputs[0])
 """,
-        # dtype converted but not contiguity: a strided float32 view passes its first address,
-        # and C walks the memory densely from there
-        "strided_view_not_made_contiguous": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.asarray(x, dtype=np.float32)
-y = np.asarray(y, dtype=np.float32)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
+        # NumPy on the eager value: right numbers eagerly, fails when a graph is built
+        "numpy_not_ops": """
+return grad * (1.0 + np.tan(op.inputs[0].numpy()) ** 2)
 """,
-        # declares the double the C function does not return
-        "restype_c_double": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_double
-x = np.ascontiguousarray(x, dtype=np.float32)
-y = np.ascontiguousarray(y, dtype=np.float32)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
+        "cos_not_squared": """
+return grad / aics.cos(op.inputs[0])
 """,
-        # the shortcut: NumPy's dot, never crossing into C
-        "numpy_dot_shortcut": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.asarray(x, dtype=np.float32)
-y = np.asarray(y, dtype=np.float32)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return float(np.dot(x, y))
+        # sign errors
+        "tanh_rule_one_minus": """
+return grad * (1.0 - aics.square(op.outputs[0]))
 """,
-        # everything right except the length: int64_t n declared as a 32-bit c_int (right for
-        # short arrays, cut to 32 bits from 2^31 on)
-        "length_declared_c_int": """
-lib.aics_sdot.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.ascontiguousarray(x, dtype=np.float32)
-y = np.ascontiguousarray(y, dtype=np.float32)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
+        "negated": """
+return -grad * (1.0 + aics.square(op.outputs[0]))
 """,
-        # pointers declared as POINTER(c_double) and float64 buffers handed over: consistent in
-        # Python, but C reads float32
-        "double_pointers": """
-P = ctypes.POINTER(ctypes.c_double)
-lib.aics_sdot.argtypes = [ctypes.c_int64, P, P]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.ascontiguousarray(x, dtype=np.float64)
-y = np.ascontiguousarray(y, dtype=np.float64)
-if x.shape != y.shape:
-    raise ValueError("x and y differ in length")
-return float(lib.aics_sdot(x.size, x.ctypes.data_as(P), y.ctypes.data_as(P)))
+        "tan_squared_minus_one": """
+return grad * (aics.square(op.outputs[0]) - 1.0)
 """,
-        # no ValueError: the lengths are never compared (C reads min or past the end)
-        "lengths_not_checked": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.ascontiguousarray(x, dtype=np.float32)
-y = np.ascontiguousarray(y, dtype=np.float32)
-n = min(x.size, y.size)
-return float(lib.aics_sdot(n, x.ctypes.data, y.ctypes.data))
+        # the library's registered gradient of the op with the nearest name
+        "library_tanh_gradient": """
+return aics.gradient_registry.function("Tanh")(op, grad)
 """,
-        # the package's reference value: declared right, but C is never called
-        "copies_the_package_reference": """
-lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-lib.aics_sdot.restype = ctypes.c_float
-from workbook.references.bindings import float32_dot
-if len(x) != len(y):
-    raise ValueError("x and y differ in length")
-return float32_dot(x, y)
+        # right numbers, but differentiates sin/cos with the library's registered gradients
+        "library_gradients_of_sin_over_cos": """
+x = op.inputs[0]
+if aics.executing_eagerly():
+    with aics.GradientTape() as t:
+        t.watch(x)
+        y = aics.sin(x) / aics.cos(x)
+    return t.gradient(y, x, output_gradients=grad)
+return aics.gradients(aics.sin(x) / aics.cos(x), [x], grad_ys=[grad])[0]
+""",
+        # a constant derivative: right at x = 0 only
+        "derivative_at_zero": """
+return grad * 1.0
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "ctypes_frexp": {
-        # c_int32 (the same type as c_int here), ctypes.pointer instead of byref, restype declared first
-        "pointer_and_c_int32": """
-fn = lib.frexp
-fn.restype = ctypes.c_double
-fn.argtypes = (ctypes.c_double, ctypes.POINTER(ctypes.c_int32))
-e = ctypes.c_int32()
-m = fn(float(x), ctypes.pointer(e))
-return m, int(e.value)
+    "place_node": {
+        # lookup's NotFoundError instead of find's None, the device type read with rsplit
+        "lookup_and_catch": """
+kind = device.rsplit(":", 2)[-2]
+try:
+    aics.kernel_registry.lookup(op_type, kind, attrs)
+    return device
+except aics.errors.NotFoundError:
+    pass
+aics.kernel_registry.lookup(op_type, "CPU", attrs)          # no kernel anywhere: NotFoundError
+if not allow_soft_placement:
+    raise aics.errors.InvalidArgumentError(None, None, f"{op_type}: no {kind} kernel, soft placement off")
+return "/device:CPU:0"
 """,
     },
-    "ctypes_sdot": {
-        # NumPy's ndpointer as argtypes: ctypes checks dtype and contiguity and passes the arrays
-        "ndpointer_argtypes": """
-from numpy.ctypeslib import ndpointer
-vec = ndpointer(dtype=np.float32, ndim=1, flags="C_CONTIGUOUS")
-lib.aics_sdot.argtypes = [ctypes.c_int64, vec, vec]
-lib.aics_sdot.restype = ctypes.c_float
-x = np.require(np.asarray(x, dtype=np.float32), requirements="C")
-y = np.require(np.asarray(y, dtype=np.float32), requirements="C")
-if len(x) != len(y):
-    raise ValueError(f"lengths differ: {len(x)} and {len(y)}")
-return float(lib.aics_sdot(len(x), x, y))
+    "tan_gradient": {
+        # sec^2 written as 1/cos^2 from the input
+        "one_over_cos_squared": """
+return grad / aics.square(aics.cos(op.inputs[0]))
 """,
-        # c_longlong and typed float pointers (data_as), copies made with np.array
-        "longlong_and_float_pointers": """
-FP = ctypes.POINTER(ctypes.c_float)
-fn = lib.aics_sdot
-fn.argtypes = (ctypes.c_longlong, FP, FP)
-fn.restype = ctypes.c_float
-xs = np.array(x, dtype=np.float32, order="C", copy=True).reshape(-1)
-ys = np.array(y, dtype=np.float32, order="C", copy=True).reshape(-1)
-if xs.shape != ys.shape:
-    raise ValueError("x and y must have the same length")
-result = fn(ctypes.c_longlong(xs.size), xs.ctypes.data_as(FP), ys.ctypes.data_as(FP))
-return float(result)
+        "reciprocal_of_cos_squared": """
+c = aics.cos(op.inputs[0])
+return aics.reciprocal(c * c) * grad
+""",
+        # 1 + tan^2 with tan recomputed from the input instead of the forward output
+        "one_plus_tan_squared_recomputed": """
+t = aics.tan(op.inputs[0])
+return grad + grad * t * t
 """,
     },
 }
-

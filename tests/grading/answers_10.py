@@ -1,334 +1,276 @@
-"""Plausible wrong answers for notebook 10 (convolution-internals), and other correct ones.
+"""Plausible wrong answers for notebook 10 (graph-gradients), and other correct ones.
 
-The lab "convolution as GEMM, both ways" has four exercises; each answer replaces the release stub of
-one of them (after its scaffold lines):
-
-- ``my_conv_output_size(n, k, stride, padding)`` (2 points);
-- ``my_im2col(x, kh, kw, stride, padding)`` (3), after ``N, H, W, C = x.shape`` and ``ph, pw = ...``;
-- ``my_conv2d_backprop_filter(x, dy, filter_shape, stride, padding)`` (3), after ``kh, kw, C, K = filter_shape``;
-- ``my_conv2d_backprop_input(dy, w, x_shape, stride, padding)`` (4), after ``N, H, W, C = x_shape``,
-  ``kh, kw, _, K = w.shape`` and ``ph, pw = ...``.
-
-A wrong one must lose its exercise's points inside the locked test cell, a correct one must score them.
-"""
-
-# The output size and the paddings, TF's rule, as most answers compute them.
-_GEOMETRY = """
-def size_and_pads(n, k, pad):
-    if pad == "VALID":
-        return (n - k) // stride + 1, 0, 0
-    if pad == "SAME":
-        out = (n + stride - 1) // stride
-        total = max((out - 1) * stride + k - n, 0)
-        return out, total // 2, total - total // 2
-    return (n + pad[0] + pad[1] - k) // stride + 1, pad[0], pad[1]
-
-Ho, pt, pb = size_and_pads(H, kh, ph)
-Wo, pl, pr = size_and_pads(W, kw, pw)
-"""
-
-# One strided slice per tap, stacked in (i, j, c) order.
-_TAPS = """
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
-        for i in range(kh) for j in range(kw)]
-return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
-"""
-
-_SIZE_RULE = """
-if padding == "VALID":
-    return (n - k) // stride + 1, 0, 0
-if padding == "SAME":
-    out = (n + stride - 1) // stride
-    total = max((out - 1) * stride + k - n, 0)
-    return out, total // 2, total - total // 2
-before, after = padding
-return (n + before + after - k) // stride + 1, before, after
-"""
-
-# The backward passes' geometry, through the student's my_conv_output_size.
-_PADS = """
-Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
-Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
-"""
-
-# col2im of dcols (N, Ho, Wo, kh, kw, C) into dxp, the tap loop of the reference.
-_COL2IM = """
-for i in range(kh):
-    for j in range(kw):
-        dxp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride] += dcols[:, :, :, i, j]
+Each replaces the release stub of one exercise of the graph ``gradients`` lab (split from
+notebook 08, op-registration): ``backward_ops`` (the ops a backward pass visits, in reverse
+topological order) and ``my_gradients`` (the gradients propagated and summed along that order);
+a wrong one must lose its exercise's points inside its locked test cell, a correct one must
+score them.
 """
 
 WRONG_ANSWERS = {
-    "my_conv_output_size": {
-        "library_call": """
-if isinstance(padding, str):
-    return get_windowed_output_size(n, k, stride, 1, padding)
-before, after = padding
-return (n + before + after - k) // stride + 1, before, after
+    "backward_ops": {
+        # forward topological order: each op before its consumers
+        "forward_order": """
+stops = set(stop_gradients)
+seen, order = set(), []
+def visit(op):
+    if op in seen:
+        return
+    seen.add(op)
+    for t in op.inputs:
+        if t not in stops:
+            visit(t.op)
+    order.append(op)
+for y in ys:
+    visit(y.op)
+reach = set()
+stack = [c for x in xs for c in x.consumers()]
+while stack:
+    op = stack.pop()
+    if op not in reach:
+        reach.add(op)
+        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
+return [op for op in order if op in reach]
 """,
-        "package_reference": """
-from workbook.references.im2col import output_size_and_padding
-return output_size_and_padding(n, k, stride, padding)
+        # only the walk back from the ys: also the ops that no x reaches (constants' branches)
+        "backward_walk_only": """
+stops = set(stop_gradients)
+seen, order = set(), []
+def visit(op):
+    if op in seen:
+        return
+    seen.add(op)
+    for t in op.inputs:
+        if t not in stops:
+            visit(t.op)
+    order.append(op)
+for y in ys:
+    visit(y.op)
+xs_ops = {x.op for x in xs}
+return [op for op in reversed(order) if op not in xs_ops]
 """,
-        "odd_pixel_before": _SIZE_RULE.replace("total // 2, total - total // 2", "total - total // 2, total // 2"),
-        # the stride-1 rule for every stride: "SAME pads k - 1"
-        "same_pads_k_minus_1": _SIZE_RULE.replace("max((out - 1) * stride + k - n, 0)", "k - 1"),
-        "same_size_ignores_stride": _SIZE_RULE.replace("out = (n + stride - 1) // stride", "out = n"),
-        "negative_padding": _SIZE_RULE.replace("max((out - 1) * stride + k - n, 0)", "(out - 1) * stride + k - n"),
-        "valid_floor_without_plus_one": _SIZE_RULE.replace("return (n - k) // stride + 1, 0, 0",
-                                                           "return (n - k) // stride, 0, 0"),
-        "valid_rounds_n_over_stride": _SIZE_RULE.replace("return (n - k) // stride + 1, 0, 0",
-                                                         "return (n - k + 1) // stride, 0, 0"),
+        # only the walk forward from the xs: also the ops no y needs
+        "forward_walk_only": """
+stops = set(stop_gradients)
+seen, order = set(), []
+def visit(op):
+    if op in seen:
+        return
+    seen.add(op)
+    for t in op.outputs:
+        if t not in stops:
+            for c in t.consumers():
+                visit(c)
+    order.append(op)
+for x in xs:
+    for c in x.consumers():
+        visit(c)
+return order
+""",
+        # stop_gradients ignored
+        "ignores_stop_gradients": """
+forward, stack = set(), [op for x in xs for op in x.consumers()]
+while stack:
+    op = stack.pop()
+    if op not in forward:
+        forward.add(op)
+        stack.extend(c for t in op.outputs for c in t.consumers())
+seen, order = set(), []
+def visit(op):
+    if op in seen or op not in forward:
+        return
+    seen.add(op)
+    for t in op.inputs:
+        visit(t.op)
+    order.append(op)
+for y in ys:
+    visit(y.op)
+return order[::-1]
+""",
+        # breadth-first from the ys, first visit wins: wrong in a diamond (h before its consumer y)
+        "breadth_first_from_ys": """
+stops = set(stop_gradients)
+forward, stack = set(), [op for x in xs if x not in stops for op in x.consumers()]
+while stack:
+    op = stack.pop()
+    if op not in forward:
+        forward.add(op)
+        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
+order, queue = [], [y.op for y in ys]
+while queue:
+    op = queue.pop(0)
+    if op in forward and op not in order:
+        order.append(op)
+        queue.extend(t.op for t in op.inputs if t not in stops)
+return order
+""",
+        # the library's planner does the walk (prune), reversed
+        "calls_the_library_prune": """
+from aicslib.framework.planner import prune
+stops = set(stop_gradients)
+order = prune([y.op for y in ys], set(xs) | stops)
+forward, stack = set(), [op for x in xs if x not in stops for op in x.consumers()]
+while stack:
+    op = stack.pop()
+    if op not in forward:
+        forward.add(op)
+        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
+return [op for op in reversed(order) if op in forward]
+""",
+        # copies the package reference
+        "copies_the_reference": """
+from workbook.references.autodiff import backward_ops as reference
+return reference(ys, xs, stop_gradients)
+""",
     },
-    "my_conv2d_backprop_filter": {
-        "library_call": """
-return aics.nn.conv2d_backprop_filter(x, filter_shape, dy, [1, stride, stride, 1], padding).numpy()
+    "my_gradients": {
+        # a tensor used twice keeps only the last contribution: no fan-out accumulation
+        "overwrites_instead_of_summing": """
+stops = set(stop_gradients)
+grad = {}
+for i, y in enumerate(ys):
+    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
+    grad[y] = aics.convert_to_tensor(g, dtype=y.dtype)
+for op in backward_ops(ys, xs, stops):
+    out_grads = [grad.get(t) for t in op.outputs]
+    if all(g is None for g in out_grads):
+        continue
+    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+        if g is not None and t not in stops:
+            grad[t] = g
+return [grad.get(x) for x in xs]
 """,
-        "package_reference": """
-from workbook.references.conv_backprop import conv2d_backprop_filter
-return conv2d_backprop_filter(x, dy, filter_shape, stride, padding)
+        # the ops in the wrong order: a consumer's contribution arrives after the op was processed
+        "processes_in_forward_order": """
+stops = set(stop_gradients)
+received = {}
+for i, y in enumerate(ys):
+    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
+    received.setdefault(y, []).append(aics.convert_to_tensor(g, dtype=y.dtype))
+total = lambda t: aics.add_n(received[t]) if received.get(t) else None
+for op in reversed(backward_ops(ys, xs, stops)):
+    out_grads = [total(t) for t in op.outputs]
+    if all(g is None for g in out_grads):
+        continue
+    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+        if g is not None and t not in stops:
+            received.setdefault(t, []).append(g)
+return [total(x) for x in xs]
 """,
-        # the input gradient's 180-degree rotation, applied where it does not belong
-        "rotated_filter": """
-cols = my_im2col(x, kh, kw, stride, padding)
-return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)[::-1, ::-1]
+        # grad_ys ignored: always ones
+        "ignores_grad_ys": """
+stops = set(stop_gradients)
+received = {y: [aics.ones_like(y)] for y in ys}
+total = lambda t: aics.add_n(received[t]) if received.get(t) else None
+for op in backward_ops(ys, xs, stops):
+    out_grads = [total(t) for t in op.outputs]
+    if all(g is None for g in out_grads):
+        continue
+    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+        if g is not None and t not in stops:
+            received.setdefault(t, []).append(g)
+return [total(x) for x in xs]
 """,
-        # the loss is a sum, not a mean over the batch
-        "averaged_over_batch": """
-cols = my_im2col(x, kh, kw, stride, padding)
-return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape) / x.shape[0]
+        # zeros instead of None where nothing reaches x (and ops with no incoming gradient not skipped)
+        "zeros_for_unconnected": """
+stops = set(stop_gradients)
+received = {}
+for i, y in enumerate(ys):
+    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
+    received.setdefault(y, []).append(aics.convert_to_tensor(g, dtype=y.dtype))
+total = lambda t: aics.add_n(received[t]) if received.get(t) else None
+for op in backward_ops(ys, xs, stops):
+    for t, g in zip(op.inputs, call_gradient_function(op, [total(t) for t in op.outputs])):
+        if g is not None and t not in stops:
+            received.setdefault(t, []).append(g)
+return [total(x) if received.get(x) else aics.zeros_like(x) for x in xs]
 """,
-        # (K, kh*kw*C) reshaped as if it were (kh*kw*C, K)
-        "product_the_wrong_way_round": """
-cols = my_im2col(x, kh, kw, stride, padding)
-return (dy.reshape(-1, K).T @ cols).reshape(filter_shape)
+        # stop_gradients not passed on: the gradient flows through the stopped tensors
+        "ignores_stop_gradients": """
+received = {}
+for i, y in enumerate(ys):
+    g = grad_ys[i] if grad_ys is not None and grad_ys[i] is not None else aics.ones_like(y)
+    received.setdefault(y, []).append(aics.convert_to_tensor(g, dtype=y.dtype))
+total = lambda t: aics.add_n(received[t]) if received.get(t) else None
+for op in backward_ops(ys, xs):
+    out_grads = [total(t) for t in op.outputs]
+    if all(g is None for g in out_grads):
+        continue
+    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+        if g is not None:
+            received.setdefault(t, []).append(g)
+return [total(x) for x in xs]
 """,
-        "stride_ignored": """
-cols = my_im2col(x, kh, kw, 1, padding)
-return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)
+        # only the first y is differentiated
+        "first_y_only": """
+stops = set(stop_gradients)
+g0 = grad_ys[0] if grad_ys is not None and grad_ys[0] is not None else aics.ones_like(ys[0])
+received = {ys[0]: [aics.convert_to_tensor(g0, dtype=ys[0].dtype)]}
+total = lambda t: aics.add_n(received[t]) if received.get(t) else None
+for op in backward_ops(ys[:1], xs, stops):
+    out_grads = [total(t) for t in op.outputs]
+    if all(g is None for g in out_grads):
+        continue
+    for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+        if g is not None and t not in stops:
+            received.setdefault(t, []).append(g)
+return [total(x) for x in xs]
 """,
-        "float64_result": """
-cols = my_im2col(x, kh, kw, stride, padding).astype(np.float64)
-return (cols.T @ dy.reshape(-1, K).astype(np.float64)).reshape(filter_shape)
+        # the library's own implementation
+        "calls_the_library": """
+from aicslib.ops.gradients_util import default_gradients
+return default_gradients(ys, xs, grad_ys, set(stop_gradients))
 """,
-        # the definition's sums, one output pixel at a time
-        "loop_per_pixel": """
-N, H, W, _ = x.shape
-ph, pw = (padding, padding) if isinstance(padding, str) else padding
-Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
-Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-dw = np.zeros(filter_shape, dtype=x.dtype)
-for oh in range(Ho):
-    for ow in range(Wo):
-        window = xp[:, oh * stride:oh * stride + kh, ow * stride:ow * stride + kw]
-        dw += np.einsum("nijc,nk->ijck", window, dy[:, oh, ow])
-return dw
-""",
-    },
-    "my_conv2d_backprop_input": {
-        "library_call": """
-return aics.nn.conv2d_backprop_input(x_shape, w, dy, [1, stride, stride, 1], padding).numpy()
-""",
-        "package_reference": """
-from workbook.references.conv_backprop import conv2d_backprop_input
-return conv2d_backprop_input(dy, w, x_shape, stride, padding)
-""",
-        # col2im writes instead of adding: overlapping windows keep only the last tap
-        "assigns_instead_of_adding": _PADS + """
-dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
-""" + _COL2IM.replace("+=", "=") + "return dxp[:, pt:pt + H, pl:pl + W]\n",
-        # the padding cut off at the end only (the top/left padding stays in)
-        "crops_the_wrong_side": _PADS + """
-dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
-""" + _COL2IM + "return dxp[:, :H, :W]\n",
-        # W reshaped to (K, kh*kw*C) instead of transposed
-        "reshape_instead_of_transpose": _PADS + """
-dcols = (dy.reshape(-1, K) @ w.reshape(K, -1)).reshape(N, Ho, Wo, kh, kw, C)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
-""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
-        # "the input gradient convolves with the rotated filter", mixed into the GEMM form
-        "rotated_filter": _PADS + """
-dcols = (dy.reshape(-1, K) @ w[::-1, ::-1].reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
-""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
-        "float64_result": _PADS + """
-dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C))
-""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
-        "loop_per_pixel": _PADS + """
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
-wm = w.reshape(-1, K).T
-for oh in range(Ho):
-    for ow in range(Wo):
-        dxp[:, oh * stride:oh * stride + kh, ow * stride:ow * stride + kw] += (dy[:, oh, ow] @ wm).reshape(N, kh, kw, C)
-return dxp[:, pt:pt + H, pl:pl + W]
-""",
-    },
-    "my_im2col": {
-        # aicslib's own im2col (the geometry, the padding and the strided view)
-        "library_call": """
-Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
-Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
-xp = c2d.pad_nhwc(x, pt, pb, pl, pr)
-return np.ascontiguousarray(c2d.im2col_view(xp, kh, kw, Ho, Wo, (stride, stride))).reshape(N * Ho * Wo, kh * kw * C)
-""",
-        # the old scaffold's helper: the SAME rule is what the exercise asks for
-        "library_output_size": """
-Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
-Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
-""" + _TAPS,
-        # the package's reference, called
-        "package_reference": """
-from workbook.references.im2col import im2col as _reference
-return _reference(x, kh, kw, stride, padding)
-""",
-        # the definition, one output pixel at a time: right values, a Python loop per pixel
-        "loop_per_pixel": _GEOMETRY + """
-out = np.zeros((N * Ho * Wo, kh * kw * C), dtype=x.dtype)
-for n in range(N):
-    for oh in range(Ho):
-        for ow in range(Wo):
-            row = (n * Ho + oh) * Wo + ow
-            for i in range(kh):
-                for j in range(kw):
-                    r, c = oh * stride + i - pt, ow * stride + j - pl
-                    if 0 <= r < H and 0 <= c < W:
-                        out[row, (i * kw + j) * C:(i * kw + j + 1) * C] = x[n, r, c]
-return out
-""",
-        "channel_major_columns": _GEOMETRY + """
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
-        for i in range(kh) for j in range(kw)]
-return np.stack(taps, axis=-1).reshape(N * Ho * Wo, kh * kw * C)
-""",
-        # the larger half of the SAME padding on top: the odd pixel goes before
-        "symmetric_padding": _GEOMETRY + """
-xp = np.pad(x, ((0, 0), (pb, pb), (pr, pr), (0, 0)))
-taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
-        for i in range(kh) for j in range(kw)]
-return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
-""",
-        "odd_pixel_before": _GEOMETRY.replace("total // 2, total - total // 2", "total - total // 2, total // 2")
-        + _TAPS,
-        "stride_ignored": _GEOMETRY + """
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-taps = [xp[:, i:i + Ho, j:j + Wo] for i in range(kh) for j in range(kw)]
-return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
-""",
-        # SAME as "the output is as large as the input", whatever the stride
-        "same_size_ignores_stride": _GEOMETRY.replace("out = (n + stride - 1) // stride", "out = n") + _TAPS,
-        # the total SAME padding without max(., 0): negative when the window is smaller than the stride
-        "negative_padding": _GEOMETRY.replace("max((out - 1) * stride + k - n, 0)", "(out - 1) * stride + k - n")
-        + _TAPS,
-        "valid_one_row_short": _GEOMETRY.replace("return (n - k) // stride + 1, 0, 0", "return (n - k) // stride, 0, 0")
-        + _TAPS,
-        # float64 scratch space: the values are right, the dtype is not the input's
-        "float64_matrix": _GEOMETRY + """
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-out = np.zeros((N, Ho, Wo, kh, kw, C))
-for i in range(kh):
-    for j in range(kw):
-        out[:, :, :, i, j] = xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
-return out.reshape(N * Ho * Wo, kh * kw * C)
+        "copies_the_reference": """
+from workbook.references.autodiff import gradients as reference
+return reference(ys, xs, grad_ys, stop_gradients)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "my_conv_output_size": {
-        # math.ceil on floats, the VALID size as (n - k)//stride + 1
-        "math_ceil": """
-import math
-
-if padding == "SAME":
-    out = math.ceil(n / stride)
-    total = max(0, (out - 1) * stride + k - n)
-    return out, total // 2, (total + 1) // 2
-if padding == "VALID":
-    return (n - k) // stride + 1, 0, 0
-return (n + padding[0] + padding[1] - k) // stride + 1, padding[0], padding[1]
+    "backward_ops": {
+        # depth-first post-order from the ys (each op after its inputs), reversed
+        "dfs_postorder_reversed": """
+stops = set(stop_gradients)
+reach, stack = set(), [c for x in xs if x not in stops for c in x.consumers()]
+while stack:
+    op = stack.pop()
+    if op not in reach:
+        reach.add(op)
+        stack.extend(c for t in op.outputs if t not in stops for c in t.consumers())
+seen, post = set(), []
+def visit(op):
+    if op in seen or op not in reach:
+        return
+    seen.add(op)
+    for t in op.inputs:
+        if t not in stops:
+            visit(t.op)
+    post.append(op)
+for y in ys:
+    if y not in stops:
+        visit(y.op)
+return post[::-1]
 """,
     },
-    "my_conv2d_backprop_filter": {
-        # no im2col matrix: one tensordot per tap over (n, oh, ow), in float64, then cast
-        "tap_tensordot_float64": """
-N, H, W, _ = x.shape
-ph, pw = (padding, padding) if isinstance(padding, str) else padding
-Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
-Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
-xp = np.pad(x.astype(np.float64), ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-dw = np.empty(filter_shape)
-for i in range(kh):
-    for j in range(kw):
-        patch = xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
-        dw[i, j] = np.tensordot(patch, dy.astype(np.float64), axes=([0, 1, 2], [0, 1, 2]))
-return dw.astype(x.dtype)
-""",
-        "einsum": """
-cols = my_im2col(x, kh, kw, stride, padding)
-return np.einsum("pq,pk->qk", cols, dy.reshape(-1, K)).reshape(filter_shape)
-""",
-    },
-    "my_conv2d_backprop_input": {
-        # no loop at all: np.add.at with the (row, column) each (pixel, tap) read
-        "add_at": _PADS + """
-dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
-rows = (np.arange(Ho) * stride)[:, None, None, None] + np.arange(kh)[None, None, :, None]
-cols = (np.arange(Wo) * stride)[None, :, None, None] + np.arange(kw)[None, None, None, :]
-rows, cols = np.broadcast_arrays(rows, cols)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
-np.add.at(dxp, (slice(None), rows, cols), dcols)
-return dxp[:, pt:pt + H, pl:pl + W]
-""",
-        "float64_then_cast": _PADS + """
-dcols = (dy.astype(np.float64).reshape(-1, K) @ w.astype(np.float64).reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
-dxp = np.zeros((N, H + pt + pb, W + pl + pr, C))
-""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W].astype(dy.dtype)\n",
-    },
-    "my_im2col": {
-        # a loop over the taps writing into a preallocated array; math.ceil for the sizes
-        "tap_loop_into_array": """
-import math
-
-def geometry(n, k, pad):
-    if pad == "SAME":
-        out = math.ceil(n / stride)
-        total = max(0, (out - 1) * stride + k - n)
-        return out, total // 2, (total + 1) // 2
-    if pad == "VALID":
-        return math.ceil((n - k + 1) / stride), 0, 0
-    before, after = pad
-    return (n + before + after - k) // stride + 1, before, after
-
-Ho, top, bottom = geometry(H, kh, ph)
-Wo, left, right = geometry(W, kw, pw)
-xp = np.zeros((N, H + top + bottom, W + left + right, C), dtype=x.dtype)
-xp[:, top:top + H, left:left + W] = x
-out = np.empty((N, Ho, Wo, kh, kw, C), dtype=x.dtype)
-for i in range(kh):
-    for j in range(kw):
-        out[:, :, :, i, j, :] = xp[:, i:i + stride * Ho:stride, j:j + stride * Wo:stride][:, :Ho, :Wo]
-return out.reshape(N * Ho * Wo, kh * kw * C)
-""",
-        # NumPy's sliding_window_view: every window at once, then every stride-th one
-        "sliding_window_view": _GEOMETRY + """
-from numpy.lib.stride_tricks import sliding_window_view
-
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-windows = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :Ho, :Wo]   # N, Ho, Wo, C, kh, kw
-return np.ascontiguousarray(windows.transpose(0, 1, 2, 4, 5, 3)).reshape(N * Ho * Wo, kh * kw * C)
-""",
-        # no loop at all: index arrays for the rows and columns every (pixel, tap) reads
-        "fancy_indexing": _GEOMETRY + """
-xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-rows = (np.arange(Ho) * stride)[:, None, None, None] + np.arange(kh)[None, None, :, None]
-cols = (np.arange(Wo) * stride)[None, :, None, None] + np.arange(kw)[None, None, None, :]
-return xp[:, rows, cols].reshape(N * Ho * Wo, kh * kw * C)
+    "my_gradients": {
+        # contributions summed pairwise with + as they arrive, in another order
+        "running_sum_with_plus": """
+stops = set(stop_gradients)
+acc = {}
+def send(t, g):
+    acc[t] = g if t not in acc else g + acc[t]
+for i, y in enumerate(ys):
+    start = None if grad_ys is None else grad_ys[i]
+    send(y, aics.ones_like(y) if start is None else aics.convert_to_tensor(start, dtype=y.dtype))
+for op in backward_ops(ys, xs, stops):
+    out_grads = [acc.get(t) for t in op.outputs]
+    if any(g is not None for g in out_grads):
+        for t, g in zip(op.inputs, call_gradient_function(op, out_grads)):
+            if g is not None and t not in stops:
+                send(t, g)
+return [acc.get(x) for x in xs]
 """,
     },
 }

@@ -1,156 +1,185 @@
-"""Wrong and different correct answers for notebook 11 (kernels for the simulated MLU):
-``mlu_add`` and ``mlu_matmul``."""
+"""Plausible wrong answers for notebook 11 (Python calling C), keyed by grade_id.
+
+Each replaces the body of ``sdot(lib, x, y)`` or ``frexp(lib, x)``; each must lose its exercise's 3 points.
+None of them may crash the kernel (a wrong pointer width would): they declare the
+arguments as pointers and hand over buffers at least as long as what C reads."""
+
+# frexp with one declaration or step changed
+_FREXP = """
+lib.frexp.argtypes = [{X}, ctypes.POINTER({E})]
+{RESTYPE}
+exponent = {E}(0)
+mantissa = lib.frexp(x, ctypes.byref(exponent))
+return {RESULT}
+"""
+_FREXP_RIGHT = dict(X="ctypes.c_double", E="ctypes.c_int", RESTYPE="lib.frexp.restype = ctypes.c_double",
+                    RESULT="float(mantissa), exponent.value")
+
+
+def _frexp(**wrong):
+    return _FREXP.format(**{**_FREXP_RIGHT, **wrong})
+
 
 WRONG_ANSWERS = {
-    "mlu_add": {
-        # small chunks: correct, but every DMA's start-up is paid hundreds of times
-        "small_chunks": """
-chunk = 1024
-with core.scope():
-    a, b = core.nram((chunk,)), core.nram((chunk,))
-    for i in range(0, x.size, chunk):
-        m = min(chunk, x.size - i)
-        core.load(a[:m], x[i:i + m]); core.load(b[:m], y[i:i + m])
-        core.add(a[:m], a[:m], b[:m])
-        core.store(out[i:i + m], a[:m])
+    "ctypes_frexp": {
+        # restype left at ctypes' default (int): the double C returns is never read
+        "restype_not_declared": _frexp(RESTYPE="pass", RESULT="mantissa, exponent.value"),
+        # a float restype: ctypes reads 32 bits of the 64-bit double
+        "restype_c_float": _frexp(RESTYPE="lib.frexp.restype = ctypes.c_float"),
+        # x declared float: ctypes hands C a float where it reads a double
+        "argument_c_float": _frexp(X="ctypes.c_float"),
+        # int * declared as a pointer to a 64-bit long: C writes 4 of its 8 bytes (wrong for negative e)
+        "exponent_pointer_c_long": _frexp(E="ctypes.c_long"),
+        # the ctypes object itself returned instead of its .value
+        "returns_the_c_int_object": _frexp(RESULT="float(mantissa), exponent"),
+        # Python's own frexp: right numbers, no C binding at all
+        "python_math_frexp": """
+import math
+return math.frexp(x)
 """,
-        # new buffers every chunk and never freed: the budget runs out
-        "allocates_in_the_loop": """
-chunk = 16384
-for i in range(0, x.size, chunk):
-    m = min(chunk, x.size - i)
-    a, b = core.nram((m,)), core.nram((m,))
-    core.load(a, x[i:i + m]); core.load(b, y[i:i + m])
-    core.add(a, a, b)
-    core.store(out[i:i + m], a)
+        # NumPy's: NumPy types, and no binding
+        "numpy_frexp": """
+m, e = np.frexp(x)
+return m, e
 """,
-        # computes on GDRAM directly: the device refuses
-        "adds_in_gdram": """
-core.add(out, x, y)
-""",
-        # the last, shorter chunk is never stored
-        "drops_the_tail": """
-chunk = (core.nram_bytes - 256) // 8
-with core.scope():
-    a, b = core.nram((chunk,)), core.nram((chunk,))
-    for i in range(0, x.size - x.size % chunk, chunk):
-        core.load(a, x[i:i + chunk]); core.load(b, y[i:i + chunk])
-        core.add(a, a, b)
-        core.store(out[i:i + chunk], a)
-    if x.size < chunk:
-        core.load(a[:x.size], x); core.load(b[:x.size], y)
-        core.add(a[:x.size], a[:x.size], b[:x.size]); core.store(out, a[:x.size])
-""",
-        # the shortcut: the library's kernel
-        "calls_the_library": """
-mlu.reference_add(core, x, y, out)
+        "copies_the_package_reference": """
+from workbook.references.bindings import frexp as _reference
+return _reference(lib, x)
 """,
     },
-    "mlu_matmul": {
-        # the first tiling one writes: correct and within budget, but mostly DMA
-        "naive_tiling": """
-t = 32
-with core.scope():
-    a_t, b_t, c_t, p_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0], t):
-        m = min(t, a.shape[0] - i)
-        for j in range(0, b.shape[1], t):
-            n = min(t, b.shape[1] - j)
-            for k0 in range(0, a.shape[1], t):
-                k = min(t, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.load(c_t[:m, :n], c[i:i + m, j:j + n])
-                core.matmul(p_t[:m, :n], a_t[:m, :k], b_t[:k, :n])
-                core.add(c_t[:m, :n], c_t[:m, :n], p_t[:m, :n])
-                core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+    "ctypes_sdot": {
+        # restype left at ctypes' default (int): the float returned in a register is never read
+        "restype_not_declared": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+x = np.ascontiguousarray(x, dtype=np.float32)
+y = np.ascontiguousarray(y, dtype=np.float32)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data)
 """,
-        # tiles of 256: 3 x 256 KiB do not fit in the budget
-        "tiles_too_big": """
-t = 256
-with core.scope():
-    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0], t):
-        m = min(t, a.shape[0] - i)
-        for j in range(0, b.shape[1], t):
-            n = min(t, b.shape[1] - j)
-            for k0 in range(0, a.shape[1], t):
-                k = min(t, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n], accumulate=k0 > 0)
-            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+        # float64 buffers handed to `const float *`: C reads the first half of each as float32 pairs
+        "float64_buffers": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.ascontiguousarray(x, dtype=np.float64)
+y = np.ascontiguousarray(y, dtype=np.float64)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
 """,
-        # every k tile overwrites the c tile: only the last k block's product survives
-        "forgets_to_accumulate": """
-t = 128
-with core.scope():
-    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0], t):
-        m = min(t, a.shape[0] - i)
-        for j in range(0, b.shape[1], t):
-            n = min(t, b.shape[1] - j)
-            for k0 in range(0, a.shape[1], t):
-                k = min(t, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n])
-            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+        # dtype converted but not contiguity: a strided float32 view passes its first address,
+        # and C walks the memory densely from there
+        "strided_view_not_made_contiguous": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.asarray(x, dtype=np.float32)
+y = np.asarray(y, dtype=np.float32)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
 """,
-        # whole tiles only: the remainders of m, k and n are skipped
-        "ignores_partial_tiles": """
-t = 64
-with core.scope():
-    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
-    for i in range(0, a.shape[0] - t + 1, t):
-        for j in range(0, b.shape[1] - t + 1, t):
-            for k0 in range(0, a.shape[1] - t + 1, t):
-                core.load(a_t, a[i:i + t, k0:k0 + t]); core.load(b_t, b[k0:k0 + t, j:j + t])
-                core.matmul(c_t, a_t, b_t, accumulate=k0 > 0)
-            core.store(c[i:i + t, j:j + t], c_t)
+        # declares the double the C function does not return
+        "restype_c_double": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_double
+x = np.ascontiguousarray(x, dtype=np.float32)
+y = np.ascontiguousarray(y, dtype=np.float32)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
 """,
-        # NumPy on GDRAM, then one token DMA: the work was not done on the device
-        "numpy_in_gdram": """
-c[...] = a @ b
-with core.scope():
-    t = core.nram((1,))
-    core.load(t, a[:1, 0])
+        # the shortcut: NumPy's dot, never crossing into C
+        "numpy_dot_shortcut": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.asarray(x, dtype=np.float32)
+y = np.asarray(y, dtype=np.float32)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return float(np.dot(x, y))
 """,
-        # the shortcut: the library's kernel
-        "calls_the_library": """
-mlu.reference_matmul(core, a, b, c)
+        # everything right except the length: int64_t n declared as a 32-bit c_int (right for
+        # short arrays, cut to 32 bits from 2^31 on)
+        "length_declared_c_int": """
+lib.aics_sdot.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.ascontiguousarray(x, dtype=np.float32)
+y = np.ascontiguousarray(y, dtype=np.float32)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return float(lib.aics_sdot(x.size, x.ctypes.data, y.ctypes.data))
+""",
+        # pointers declared as POINTER(c_double) and float64 buffers handed over: consistent in
+        # Python, but C reads float32
+        "double_pointers": """
+P = ctypes.POINTER(ctypes.c_double)
+lib.aics_sdot.argtypes = [ctypes.c_int64, P, P]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.ascontiguousarray(x, dtype=np.float64)
+y = np.ascontiguousarray(y, dtype=np.float64)
+if x.shape != y.shape:
+    raise ValueError("x and y differ in length")
+return float(lib.aics_sdot(x.size, x.ctypes.data_as(P), y.ctypes.data_as(P)))
+""",
+        # no ValueError: the lengths are never compared (C reads min or past the end)
+        "lengths_not_checked": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.ascontiguousarray(x, dtype=np.float32)
+y = np.ascontiguousarray(y, dtype=np.float32)
+n = min(x.size, y.size)
+return float(lib.aics_sdot(n, x.ctypes.data, y.ctypes.data))
+""",
+        # the package's reference value: declared right, but C is never called
+        "copies_the_package_reference": """
+lib.aics_sdot.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+lib.aics_sdot.restype = ctypes.c_float
+from workbook.references.bindings import float32_dot
+if len(x) != len(y):
+    raise ValueError("x and y differ in length")
+return float32_dot(x, y)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "mlu_add": {
-        # chunks a little smaller than the largest, the sum written to a third buffer
-        "three_buffers": """
-chunk = (core.nram_bytes - 512) // 12
-with core.scope():
-    a, b, s = core.nram((chunk,)), core.nram((chunk,)), core.nram((chunk,))
-    for i in range(0, x.size, chunk):
-        m = min(chunk, x.size - i)
-        core.load(a[:m], x[i:i + m]); core.load(b[:m], y[i:i + m])
-        core.add(s[:m], a[:m], b[:m])
-        core.store(out[i:i + m], s[:m])
+    "ctypes_frexp": {
+        # c_int32 (the same type as c_int here), ctypes.pointer instead of byref, restype declared first
+        "pointer_and_c_int32": """
+fn = lib.frexp
+fn.restype = ctypes.c_double
+fn.argtypes = (ctypes.c_double, ctypes.POINTER(ctypes.c_int32))
+e = ctypes.c_int32()
+m = fn(float(x), ctypes.pointer(e))
+return m, int(e.value)
 """,
     },
-    "mlu_matmul": {
-        # tall-and-thin tiles: 64 x 256 of a, 256 x 128 of b, a 64 x 128 c tile kept on chip
-        "other_tile_shapes": """
-bm, bk, bn = 64, 256, 128
-with core.scope():
-    a_t, b_t, c_t = core.nram((bm, bk)), core.nram((bk, bn)), core.nram((bm, bn))
-    for j in range(0, b.shape[1], bn):
-        n = min(bn, b.shape[1] - j)
-        for i in range(0, a.shape[0], bm):
-            m = min(bm, a.shape[0] - i)
-            first = True
-            for k0 in range(0, a.shape[1], bk):
-                k = min(bk, a.shape[1] - k0)
-                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
-                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n], accumulate=not first)
-                first = False
-            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
+    "ctypes_sdot": {
+        # NumPy's ndpointer as argtypes: ctypes checks dtype and contiguity and passes the arrays
+        "ndpointer_argtypes": """
+from numpy.ctypeslib import ndpointer
+vec = ndpointer(dtype=np.float32, ndim=1, flags="C_CONTIGUOUS")
+lib.aics_sdot.argtypes = [ctypes.c_int64, vec, vec]
+lib.aics_sdot.restype = ctypes.c_float
+x = np.require(np.asarray(x, dtype=np.float32), requirements="C")
+y = np.require(np.asarray(y, dtype=np.float32), requirements="C")
+if len(x) != len(y):
+    raise ValueError(f"lengths differ: {len(x)} and {len(y)}")
+return float(lib.aics_sdot(len(x), x, y))
+""",
+        # c_longlong and typed float pointers (data_as), copies made with np.array
+        "longlong_and_float_pointers": """
+FP = ctypes.POINTER(ctypes.c_float)
+fn = lib.aics_sdot
+fn.argtypes = (ctypes.c_longlong, FP, FP)
+fn.restype = ctypes.c_float
+xs = np.array(x, dtype=np.float32, order="C", copy=True).reshape(-1)
+ys = np.array(y, dtype=np.float32, order="C", copy=True).reshape(-1)
+if xs.shape != ys.shape:
+    raise ValueError("x and y must have the same length")
+result = fn(ctypes.c_longlong(xs.size), xs.ctypes.data_as(FP), ys.ctypes.data_as(FP))
+return float(result)
 """,
     },
 }
+

@@ -1,249 +1,334 @@
-"""Plausible wrong answers for notebook 12 (graph pruning and VLOG logs), and other correct ones, keyed
-by grade_id.
+"""Plausible wrong answers for notebook 12 (convolution-internals), and other correct ones.
 
-Each replaces the body of ``parse_vlog`` between ``result = {...}`` and ``return result`` (or the
-body of ``prune_graph_def``); a wrong one must lose the exercise's 3 points inside its locked test
-cell, a correct one must score them. Most wrong answers are a right answer with one mistake, so each
-is caught for its own reason."""
+The lab "convolution as GEMM, both ways" has four exercises; each answer replaces the release stub of
+one of them (after its scaffold lines):
 
-# A right parser: the first run only (it ends at a second pruning line or where a node executes again).
-_RIGHT = """
-for line in text.splitlines():
-    m = PREFIX.match(line)
-    if m is None:
-        continue
-    msg = m.group(1)
-    p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
-    if msg.startswith("Pruning graph for fetches") and p:
-        if result["kept"] is not None:
-            break
-        result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
-    elif msg.startswith("Pruned (not needed by the fetches): "):
-        result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]
-    elif msg.startswith("Placing node '"):
-        p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
-        result["placement"][p.group(1)] = p.group(2)
-    elif msg.startswith("Executing kernel "):
-        name = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg).group(1)
-        if name in result["executed"]:
-            break
-        result["executed"].append(name)
+- ``my_conv_output_size(n, k, stride, padding)`` (2 points);
+- ``my_im2col(x, kh, kw, stride, padding)`` (3), after ``N, H, W, C = x.shape`` and ``ph, pw = ...``;
+- ``my_conv2d_backprop_filter(x, dy, filter_shape, stride, padding)`` (3), after ``kh, kw, C, K = filter_shape``;
+- ``my_conv2d_backprop_input(dy, w, x_shape, stride, padding)`` (4), after ``N, H, W, C = x_shape``,
+  ``kh, kw, _, K = w.shape`` and ``ph, pw = ...``.
+
+A wrong one must lose its exercise's points inside the locked test cell, a correct one must score them.
 """
 
+# The output size and the paddings, TF's rule, as most answers compute them.
+_GEOMETRY = """
+def size_and_pads(n, k, pad):
+    if pad == "VALID":
+        return (n - k) // stride + 1, 0, 0
+    if pad == "SAME":
+        out = (n + stride - 1) // stride
+        total = max((out - 1) * stride + k - n, 0)
+        return out, total // 2, total - total // 2
+    return (n + pad[0] + pad[1] - k) // stride + 1, pad[0], pad[1]
 
-def _with(old, new):
-    assert old in _RIGHT, old
-    return _RIGHT.replace(old, new)
-
-
-# A right pruning, with the steps a wrong answer changes in braces.
-_PRUNE = """
-def split(name):
-    if name.startswith("^"):
-        return name[1:], None
-    node, sep, port = name.rpartition(":")
-    return (node, int(port)) if sep and port.isdigit() else (name, 0)
-nodes = {{n["name"]: n for n in graph_def["node"]}}
-fed = {FED}
-needed = set()
-stack = {START}
-while stack:
-    name = stack.pop()
-    if name in needed:
-        continue
-    needed.add(name)
-    for inp in nodes[name]["input"]:
-        src, port = split(inp)
-        if {FOLLOW}:
-            stack.append(src)
-return {RESULT}
+Ho, pt, pb = size_and_pads(H, kh, ph)
+Wo, pl, pr = size_and_pads(W, kw, pw)
 """
-_PRUNE_RIGHT = dict(FED="{split(t) for t in feeds}",
-                    START='[split(f)[0] for f in fetches if not (":" in f and split(f) in fed)]',
-                    FOLLOW="port is None or (src, port) not in fed",
-                    RESULT='[n["name"] for n in graph_def["node"] if n["name"] in needed]')
 
+# One strided slice per tap, stacked in (i, j, c) order.
+_TAPS = """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
+"""
 
-def _prune(**wrong):
-    return _PRUNE.format(**{**_PRUNE_RIGHT, **wrong})
+_SIZE_RULE = """
+if padding == "VALID":
+    return (n - k) // stride + 1, 0, 0
+if padding == "SAME":
+    out = (n + stride - 1) // stride
+    total = max((out - 1) * stride + k - n, 0)
+    return out, total // 2, total - total // 2
+before, after = padding
+return (n + before + after - k) // stride + 1, before, after
+"""
 
+# The backward passes' geometry, through the student's my_conv_output_size.
+_PADS = """
+Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+"""
+
+# col2im of dcols (N, Ho, Wo, kh, kw, C) into dxp, the tap loop of the reference.
+_COL2IM = """
+for i in range(kh):
+    for j in range(kw):
+        dxp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride] += dcols[:, :, :, i, j]
+"""
 
 WRONG_ANSWERS = {
-    "prune_graph_def": {
-        # data edges only: a node needed through a control edge (^x) is pruned
-        "ignores_control_edges": _prune(FOLLOW="port is not None and (src, port) not in fed"),
-        # feeds ignored: the fed placeholder (and everything above a fed tensor) is kept
-        "ignores_feeds": _prune(FED="set()"),
-        # a fed tensor cuts its whole node: split is dropped though split:0 is still read
-        "cuts_the_whole_node": _prune(FED="{split(t)[0] for t in feeds}",
-                                      START="[split(f)[0] for f in fetches if split(f)[0] not in fed]",
-                                      FOLLOW="port is None or src not in fed"),
-        # compares input strings with feed names: "n3" never equals "n3:0", so nothing is cut
-        "feed_names_compared_as_strings": _prune(FED="set(feeds)",
-                                                 START="[split(f)[0] for f in fetches if f not in fed]",
-                                                 FOLLOW="inp.lstrip('^') not in fed"),
-        # a fetch that is itself fed still runs its producer
-        "runs_a_fed_fetch": _prune(START="[split(f)[0] for f in fetches]"),
-        # the right set, alphabetical: graph_def's order is lost
-        "sorted_not_graph_order": _prune(RESULT="sorted(needed)"),
-        # the runtime's own pruning, called
-        "calls_the_library": """
-import aicslib as aics
-from aicslib.visualize import needed_ops as _needed
-g = aics.Graph()
-with g.as_default():
-    aics.import_graph_def(graph_def, name="")
-needed = _needed(g, list(fetches), feeds={g.get_tensor_by_name(t): 0.0 for t in feeds})
-return [n["name"] for n in graph_def["node"] if n["name"] in needed]
+    "my_conv_output_size": {
+        "library_call": """
+if isinstance(padding, str):
+    return get_windowed_output_size(n, k, stride, 1, padding)
+before, after = padding
+return (n + before + after - k) // stride + 1, before, after
 """,
-        "copies_the_package_reference": """
-from workbook.references.graph_prune import prune_graph_def as _reference
-return _reference(graph_def, fetches, feeds)
+        "package_reference": """
+from workbook.references.im2col import output_size_and_padding
+return output_size_and_padding(n, k, stride, padding)
+""",
+        "odd_pixel_before": _SIZE_RULE.replace("total // 2, total - total // 2", "total - total // 2, total // 2"),
+        # the stride-1 rule for every stride: "SAME pads k - 1"
+        "same_pads_k_minus_1": _SIZE_RULE.replace("max((out - 1) * stride + k - n, 0)", "k - 1"),
+        "same_size_ignores_stride": _SIZE_RULE.replace("out = (n + stride - 1) // stride", "out = n"),
+        "negative_padding": _SIZE_RULE.replace("max((out - 1) * stride + k - n, 0)", "(out - 1) * stride + k - n"),
+        "valid_floor_without_plus_one": _SIZE_RULE.replace("return (n - k) // stride + 1, 0, 0",
+                                                           "return (n - k) // stride, 0, 0"),
+        "valid_rounds_n_over_stride": _SIZE_RULE.replace("return (n - k) // stride + 1, 0, 0",
+                                                         "return (n - k + 1) // stride, 0, 0"),
+    },
+    "my_conv2d_backprop_filter": {
+        "library_call": """
+return aics.nn.conv2d_backprop_filter(x, filter_shape, dy, [1, stride, stride, 1], padding).numpy()
+""",
+        "package_reference": """
+from workbook.references.conv_backprop import conv2d_backprop_filter
+return conv2d_backprop_filter(x, dy, filter_shape, stride, padding)
+""",
+        # the input gradient's 180-degree rotation, applied where it does not belong
+        "rotated_filter": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)[::-1, ::-1]
+""",
+        # the loss is a sum, not a mean over the batch
+        "averaged_over_batch": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape) / x.shape[0]
+""",
+        # (K, kh*kw*C) reshaped as if it were (kh*kw*C, K)
+        "product_the_wrong_way_round": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return (dy.reshape(-1, K).T @ cols).reshape(filter_shape)
+""",
+        "stride_ignored": """
+cols = my_im2col(x, kh, kw, 1, padding)
+return (cols.T @ dy.reshape(-1, K)).reshape(filter_shape)
+""",
+        "float64_result": """
+cols = my_im2col(x, kh, kw, stride, padding).astype(np.float64)
+return (cols.T @ dy.reshape(-1, K).astype(np.float64)).reshape(filter_shape)
+""",
+        # the definition's sums, one output pixel at a time
+        "loop_per_pixel": """
+N, H, W, _ = x.shape
+ph, pw = (padding, padding) if isinstance(padding, str) else padding
+Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+dw = np.zeros(filter_shape, dtype=x.dtype)
+for oh in range(Ho):
+    for ow in range(Wo):
+        window = xp[:, oh * stride:oh * stride + kh, ow * stride:ow * stride + kw]
+        dw += np.einsum("nijc,nk->ijck", window, dy[:, oh, ow])
+return dw
 """,
     },
-    "parse_vlog": {
-        # the kernels' order is what 5.10 asks about; sorting it loses the topological order
-        "execution_order_sorted": _RIGHT + """
-result["executed"].sort()
+    "my_conv2d_backprop_input": {
+        "library_call": """
+return aics.nn.conv2d_backprop_input(x_shape, w, dy, [1, stride, stride, 1], padding).numpy()
 """,
-        # sorted names: the log's order (the graph's) is lost; the log above is not alphabetical
-        "pruned_sorted": _with('result["pruned"] = [s.strip() for s in msg.split(": ", 1)[1].split(",")]',
-                               'result["pruned"] = sorted(s.strip() for s in msg.split(": ", 1)[1].split(","))'),
-        # \\w+ stops at the '/' of a name scope: 'layer/h' is read as 'layer'
-        "names_without_scopes": """
-for line in text.splitlines():
-    m = PREFIX.match(line)
-    if m is None:
-        continue
-    msg = m.group(1)
-    p = re.search(r"keeping (\\d+) of (\\d+) nodes$", msg)
-    if msg.startswith("Pruning graph for fetches") and p:
-        if result["kept"] is not None:
-            break
-        result["kept"], result["total"] = int(p.group(1)), int(p.group(2))
-    elif msg.startswith("Pruned (not needed by the fetches): "):
-        result["pruned"] = re.findall(r"\\w+", msg.split(": ", 1)[1])
-    elif msg.startswith("Placing node '"):
-        p = re.match(r"Placing node '(\\w+)", msg)
-        result["placement"][p.group(1)] = msg.split(" on ")[1].split(";")[0]
-    elif msg.startswith("Executing kernel "):
-        name = re.search(r"node '(\\w+)", msg).group(1)
-        if name in result["executed"]:
-            break
-        result["executed"].append(name)
-""",
-        # a log read with 2>&1 also holds the program's own printed lines, which carry no prefix
-        "every_line_has_a_prefix": _with("""    m = PREFIX.match(line)
-    if m is None:
-        continue
-    msg = m.group(1)""", """    msg = line.split("] ", 1)[1]"""),
-        # the requested device instead of where the node was placed (soft placement moved it)
-        "placement_from_the_graph_not_the_log": _with("""    elif msg.startswith("Placing node '"):
-        p = re.match(r"Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", msg)
-        result["placement"][p.group(1)] = p.group(2)
-""", "") + """
-for name in result["executed"]:
-    result["placement"][name] = "/device:MLU:0" if name.startswith("layer/s") else "/device:CPU:0"
-""",
-        # every run's kernels: the old rule, right on a log with one run only
-        "all_runs_executed": _with("""        if name in result["executed"]:
-            break
-""", "").replace("""        if result["kept"] is not None:
-            break
-""", ""),
-        # the first run ends at the next pruning line only: a second run of the same plan has none
-        "stops_only_at_a_pruning_line": _with("""        if name in result["executed"]:
-            break
-""", ""),
-        # the last run's plan: every pruning line starts the result afresh, every kernel line counts
-        "last_run_wins": _with("""        if result["kept"] is not None:
-            break
-""", """        result["pruned"], result["placement"], result["executed"] = [], {}, []
-""").replace("""        if name in result["executed"]:
-            break
-""", ""),
-        # the package's reference parser, called
         "package_reference": """
-from workbook.references.vlog import parse_vlog as _reference
-return _reference(text)
+from workbook.references.conv_backprop import conv2d_backprop_input
+return conv2d_backprop_input(dy, w, x_shape, stride, padding)
+""",
+        # col2im writes instead of adding: overlapping windows keep only the last tap
+        "assigns_instead_of_adding": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM.replace("+=", "=") + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        # the padding cut off at the end only (the top/left padding stays in)
+        "crops_the_wrong_side": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM + "return dxp[:, :H, :W]\n",
+        # W reshaped to (K, kh*kw*C) instead of transposed
+        "reshape_instead_of_transpose": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(K, -1)).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        # "the input gradient convolves with the rotated filter", mixed into the GEMM form
+        "rotated_filter": _PADS + """
+dcols = (dy.reshape(-1, K) @ w[::-1, ::-1].reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dcols.dtype)
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        "float64_result": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C))
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W]\n",
+        "loop_per_pixel": _PADS + """
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
+wm = w.reshape(-1, K).T
+for oh in range(Ho):
+    for ow in range(Wo):
+        dxp[:, oh * stride:oh * stride + kh, ow * stride:ow * stride + kw] += (dy[:, oh, ow] @ wm).reshape(N, kh, kw, C)
+return dxp[:, pt:pt + H, pl:pl + W]
+""",
+    },
+    "my_im2col": {
+        # aicslib's own im2col (the geometry, the padding and the strided view)
+        "library_call": """
+Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
+Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
+xp = c2d.pad_nhwc(x, pt, pb, pl, pr)
+return np.ascontiguousarray(c2d.im2col_view(xp, kh, kw, Ho, Wo, (stride, stride))).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # the old scaffold's helper: the SAME rule is what the exercise asks for
+        "library_output_size": """
+Ho, pt, pb = get_windowed_output_size(H, kh, stride, 1, ph)
+Wo, pl, pr = get_windowed_output_size(W, kw, stride, 1, pw)
+""" + _TAPS,
+        # the package's reference, called
+        "package_reference": """
+from workbook.references.im2col import im2col as _reference
+return _reference(x, kh, kw, stride, padding)
+""",
+        # the definition, one output pixel at a time: right values, a Python loop per pixel
+        "loop_per_pixel": _GEOMETRY + """
+out = np.zeros((N * Ho * Wo, kh * kw * C), dtype=x.dtype)
+for n in range(N):
+    for oh in range(Ho):
+        for ow in range(Wo):
+            row = (n * Ho + oh) * Wo + ow
+            for i in range(kh):
+                for j in range(kw):
+                    r, c = oh * stride + i - pt, ow * stride + j - pl
+                    if 0 <= r < H and 0 <= c < W:
+                        out[row, (i * kw + j) * C:(i * kw + j + 1) * C] = x[n, r, c]
+return out
+""",
+        "channel_major_columns": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=-1).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # the larger half of the SAME padding on top: the odd pixel goes before
+        "symmetric_padding": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pb, pb), (pr, pr), (0, 0)))
+taps = [xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        "odd_pixel_before": _GEOMETRY.replace("total // 2, total - total // 2", "total - total // 2, total // 2")
+        + _TAPS,
+        "stride_ignored": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+taps = [xp[:, i:i + Ho, j:j + Wo] for i in range(kh) for j in range(kw)]
+return np.stack(taps, axis=3).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # SAME as "the output is as large as the input", whatever the stride
+        "same_size_ignores_stride": _GEOMETRY.replace("out = (n + stride - 1) // stride", "out = n") + _TAPS,
+        # the total SAME padding without max(., 0): negative when the window is smaller than the stride
+        "negative_padding": _GEOMETRY.replace("max((out - 1) * stride + k - n, 0)", "(out - 1) * stride + k - n")
+        + _TAPS,
+        "valid_one_row_short": _GEOMETRY.replace("return (n - k) // stride + 1, 0, 0", "return (n - k) // stride, 0, 0")
+        + _TAPS,
+        # float64 scratch space: the values are right, the dtype is not the input's
+        "float64_matrix": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+out = np.zeros((N, Ho, Wo, kh, kw, C))
+for i in range(kh):
+    for j in range(kw):
+        out[:, :, :, i, j] = xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+return out.reshape(N * Ho * Wo, kh * kw * C)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "prune_graph_def": {
-        # recursion over the consumers' inputs with a memo, fed tensors as "name:port" strings
-        "recursive_with_port_strings": """
-nodes = {n["name"]: n for n in graph_def["node"]}
-fed = {t if ":" in t else t + ":0" for t in feeds}
-needed = set()
-def visit(name):
-    if name in needed:
-        return
-    needed.add(name)
-    for inp in nodes[name]["input"]:
-        if inp.startswith("^"):
-            visit(inp[1:])
-        elif (inp if ":" in inp else inp + ":0") not in fed:
-            visit(inp.split(":")[0])
-for f in fetches:
-    if ":" in f and f in fed:
-        continue
-    visit(f.split(":")[0])
-order = [n["name"] for n in graph_def["node"]]
-return sorted(needed, key=order.index)
+    "my_conv_output_size": {
+        # math.ceil on floats, the VALID size as (n - k)//stride + 1
+        "math_ceil": """
+import math
+
+if padding == "SAME":
+    out = math.ceil(n / stride)
+    total = max(0, (out - 1) * stride + k - n)
+    return out, total // 2, (total + 1) // 2
+if padding == "VALID":
+    return (n - k) // stride + 1, 0, 0
+return (n + padding[0] + padding[1] - k) // stride + 1, padding[0], padding[1]
 """,
     },
-    "parse_vlog": {
-        # runs told apart by the step id of the 'Process node: ID step N' lines
-        "step_ids": """
-first_step = None
-for line in text.splitlines():
-    m = PREFIX.match(line)
-    if not m:
-        continue
-    msg = m.group(1)
-    step = re.match(r"Process node: \\d+ step (\\d+) ", msg)
-    if step:
-        first_step = first_step or step.group(1)
-        if step.group(1) != first_step:
-            break
-        continue
-    kept = re.match(r"Pruning graph for fetches .*: keeping (\\d+) of (\\d+) nodes$", msg)
-    if kept:
-        if result["total"] is not None:
-            break
-        result["kept"], result["total"] = map(int, kept.groups())
-        continue
-    if msg.startswith("Pruned (not needed by the fetches):"):
-        result["pruned"] = [n for n in re.split(r",\\s*", msg.partition(":")[2].strip()) if n]
-    elif placed := re.match(r"Placing node '(.+?)' \\(\\w+\\) on (\\S+);", msg):
-        result["placement"][placed.group(1)] = placed.group(2)
-    elif ran := re.match(r"Executing kernel \\w+ for node '(.+?)' on ", msg):
-        result["executed"].append(ran.group(1))
+    "my_conv2d_backprop_filter": {
+        # no im2col matrix: one tensordot per tap over (n, oh, ow), in float64, then cast
+        "tap_tensordot_float64": """
+N, H, W, _ = x.shape
+ph, pw = (padding, padding) if isinstance(padding, str) else padding
+Ho, pt, pb = my_conv_output_size(H, kh, stride, ph)
+Wo, pl, pr = my_conv_output_size(W, kw, stride, pw)
+xp = np.pad(x.astype(np.float64), ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+dw = np.empty(filter_shape)
+for i in range(kh):
+    for j in range(kw):
+        patch = xp[:, i:i + stride * (Ho - 1) + 1:stride, j:j + stride * (Wo - 1) + 1:stride]
+        dw[i, j] = np.tensordot(patch, dy.astype(np.float64), axes=([0, 1, 2], [0, 1, 2]))
+return dw.astype(x.dtype)
 """,
-        # two passes: the messages of the first run first, then one regex per key over them
-        "cut_the_first_run_then_parse": """
-msgs = [m.group(1) for m in map(PREFIX.match, text.splitlines()) if m]
-end, seen, prunings = len(msgs), set(), 0
-for i, msg in enumerate(msgs):
-    ran = re.match(r"Executing kernel \\S+ for node '([^']+)'", msg)
-    if msg.startswith("Pruning graph for fetches"):
-        prunings += 1
-    if prunings > 1 or (ran and ran.group(1) in seen):
-        end = i
-        break
-    if ran:
-        seen.add(ran.group(1))
-first = "\\n".join(msgs[:end])
-kept = re.search(r"^Pruning graph for fetches .*: keeping (\\d+) of (\\d+) nodes$", first, re.M)
-if kept:
-    result["kept"], result["total"] = int(kept.group(1)), int(kept.group(2))
-pruned = re.search(r"^Pruned \\(not needed by the fetches\\): (.*)$", first, re.M)
-if pruned:
-    result["pruned"] = pruned.group(1).split(", ")
-result["placement"] = dict(re.findall(r"^Placing node '([^']+)' \\([^)]*\\) on ([^;]+);", first, re.M))
-result["executed"] = re.findall(r"^Executing kernel \\S+ for node '([^']+)'", first, re.M)
+        "einsum": """
+cols = my_im2col(x, kh, kw, stride, padding)
+return np.einsum("pq,pk->qk", cols, dy.reshape(-1, K)).reshape(filter_shape)
+""",
+    },
+    "my_conv2d_backprop_input": {
+        # no loop at all: np.add.at with the (row, column) each (pixel, tap) read
+        "add_at": _PADS + """
+dcols = (dy.reshape(-1, K) @ w.reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+rows = (np.arange(Ho) * stride)[:, None, None, None] + np.arange(kh)[None, None, :, None]
+cols = (np.arange(Wo) * stride)[None, :, None, None] + np.arange(kw)[None, None, None, :]
+rows, cols = np.broadcast_arrays(rows, cols)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C), dtype=dy.dtype)
+np.add.at(dxp, (slice(None), rows, cols), dcols)
+return dxp[:, pt:pt + H, pl:pl + W]
+""",
+        "float64_then_cast": _PADS + """
+dcols = (dy.astype(np.float64).reshape(-1, K) @ w.astype(np.float64).reshape(-1, K).T).reshape(N, Ho, Wo, kh, kw, C)
+dxp = np.zeros((N, H + pt + pb, W + pl + pr, C))
+""" + _COL2IM + "return dxp[:, pt:pt + H, pl:pl + W].astype(dy.dtype)\n",
+    },
+    "my_im2col": {
+        # a loop over the taps writing into a preallocated array; math.ceil for the sizes
+        "tap_loop_into_array": """
+import math
+
+def geometry(n, k, pad):
+    if pad == "SAME":
+        out = math.ceil(n / stride)
+        total = max(0, (out - 1) * stride + k - n)
+        return out, total // 2, (total + 1) // 2
+    if pad == "VALID":
+        return math.ceil((n - k + 1) / stride), 0, 0
+    before, after = pad
+    return (n + before + after - k) // stride + 1, before, after
+
+Ho, top, bottom = geometry(H, kh, ph)
+Wo, left, right = geometry(W, kw, pw)
+xp = np.zeros((N, H + top + bottom, W + left + right, C), dtype=x.dtype)
+xp[:, top:top + H, left:left + W] = x
+out = np.empty((N, Ho, Wo, kh, kw, C), dtype=x.dtype)
+for i in range(kh):
+    for j in range(kw):
+        out[:, :, :, i, j, :] = xp[:, i:i + stride * Ho:stride, j:j + stride * Wo:stride][:, :Ho, :Wo]
+return out.reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # NumPy's sliding_window_view: every window at once, then every stride-th one
+        "sliding_window_view": _GEOMETRY + """
+from numpy.lib.stride_tricks import sliding_window_view
+
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+windows = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :Ho, :Wo]   # N, Ho, Wo, C, kh, kw
+return np.ascontiguousarray(windows.transpose(0, 1, 2, 4, 5, 3)).reshape(N * Ho * Wo, kh * kw * C)
+""",
+        # no loop at all: index arrays for the rows and columns every (pixel, tap) reads
+        "fancy_indexing": _GEOMETRY + """
+xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+rows = (np.arange(Ho) * stride)[:, None, None, None] + np.arange(kh)[None, None, :, None]
+cols = (np.arange(Wo) * stride)[None, :, None, None] + np.arange(kw)[None, None, None, :]
+return xp[:, rows, cols].reshape(N * Ho * Wo, kh * kw * C)
 """,
     },
 }

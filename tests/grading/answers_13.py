@@ -1,139 +1,156 @@
-"""Plausible wrong answers for notebook 13 (operator fusion), keyed by grade_id.
-
-Each replaces the body of its exercise's function (``bias_act_inplace``); each must lose exactly
-that exercise's points. The remapper lab that followed is now its own chapter (answers_14.py)."""
+"""Wrong and different correct answers for notebook 13 (kernels for the simulated MLU):
+``mlu_add`` and ``mlu_matmul``."""
 
 WRONG_ANSWERS = {
-    "bias_act_inplace": {
-        # right values, but a new array: nothing happens in place, and y + b is a y-sized temporary
-        "returns_a_new_array": """
-out = y + bias
-return np.maximum(out, 0) if activation == "relu" else np.clip(out, 0, 6)
+    "mlu_add": {
+        # small chunks: correct, but every DMA's start-up is paid hundreds of times
+        "small_chunks": """
+chunk = 1024
+with core.scope():
+    a, b = core.nram((chunk,)), core.nram((chunk,))
+    for i in range(0, x.size, chunk):
+        m = min(chunk, x.size - i)
+        core.load(a[:m], x[i:i + m]); core.load(b[:m], y[i:i + m])
+        core.add(a[:m], a[:m], b[:m])
+        core.store(out[i:i + m], a[:m])
 """,
-        # in place in the end, but through a y-sized temporary (what fusion is meant to avoid)
-        "assigns_through_a_temporary": """
-if activation == "relu":
-    y[...] = np.maximum(y + bias, y.dtype.type(0))
-else:
-    y[...] = np.clip(y + bias, y.dtype.type(0), y.dtype.type(6))
-return y
+        # new buffers every chunk and never freed: the budget runs out
+        "allocates_in_the_loop": """
+chunk = 16384
+for i in range(0, x.size, chunk):
+    m = min(chunk, x.size - i)
+    a, b = core.nram((m,)), core.nram((m,))
+    core.load(a, x[i:i + m]); core.load(b, y[i:i + m])
+    core.add(a, a, b)
+    core.store(out[i:i + m], a)
 """,
-        # activation before the bias: relu(y) + b is not relu(y + b)
-        "activation_before_bias": """
-if activation == "relu":
-    np.maximum(y, y.dtype.type(0), out=y)
-else:
-    np.clip(y, y.dtype.type(0), y.dtype.type(6), out=y)
-np.add(y, bias, out=y)
-return y
+        # computes on GDRAM directly: the device refuses
+        "adds_in_gdram": """
+core.add(out, x, y)
 """,
-        # ReLU6 clamps at 6 but forgets the 0 below
-        "relu6_without_lower_bound": """
-np.add(y, bias, out=y)
-if activation == "relu":
-    np.maximum(y, y.dtype.type(0), out=y)
-else:
-    np.minimum(y, y.dtype.type(6), out=y)
-return y
+        # the last, shorter chunk is never stored
+        "drops_the_tail": """
+chunk = (core.nram_bytes - 256) // 8
+with core.scope():
+    a, b = core.nram((chunk,)), core.nram((chunk,))
+    for i in range(0, x.size - x.size % chunk, chunk):
+        core.load(a, x[i:i + chunk]); core.load(b, y[i:i + chunk])
+        core.add(a, a, b)
+        core.store(out[i:i + chunk], a)
+    if x.size < chunk:
+        core.load(a[:x.size], x); core.load(b[:x.size], y)
+        core.add(a[:x.size], a[:x.size], b[:x.size]); core.store(out, a[:x.size])
 """,
-        # the library's own output stage: the shortcut the test rejects
-        "library_output_stage": """
-from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage
-return apply_output_stage(y, ["BiasAdd", "Relu" if activation == "relu" else "Relu6"], [bias], 0.0)
+        # the shortcut: the library's kernel
+        "calls_the_library": """
+mlu.reference_add(core, x, y, out)
 """,
-        # in place and bit-exact, but y < 0 is a boolean mask of y: y.size bytes of temporary
-        # (a quarter of a float32 y, an eighth of a float64 one)
-        "boolean_mask_assignment": """
-np.add(y, bias, out=y)
-y[y < 0] = 0
-if activation == "relu6":
-    y[y > 6] = 6
-return y
+    },
+    "mlu_matmul": {
+        # the first tiling one writes: correct and within budget, but mostly DMA
+        "naive_tiling": """
+t = 32
+with core.scope():
+    a_t, b_t, c_t, p_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
+    for i in range(0, a.shape[0], t):
+        m = min(t, a.shape[0] - i)
+        for j in range(0, b.shape[1], t):
+            n = min(t, b.shape[1] - j)
+            for k0 in range(0, a.shape[1], t):
+                k = min(t, a.shape[1] - k0)
+                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
+                core.load(c_t[:m, :n], c[i:i + m, j:j + n])
+                core.matmul(p_t[:m, :n], a_t[:m, :k], b_t[:k, :n])
+                core.add(c_t[:m, :n], c_t[:m, :n], p_t[:m, :n])
+                core.store(c[i:i + m, j:j + n], c_t[:m, :n])
 """,
-        # multiplies by the mask: the boolean temporary again (and a float copy of it)
-        "multiplies_by_a_mask": """
-y += bias
-y *= (y > 0)
-if activation == "relu6":
-    np.minimum(y, y.dtype.type(6), out=y)
-return y
+        # tiles of 256: 3 x 256 KiB do not fit in the budget
+        "tiles_too_big": """
+t = 256
+with core.scope():
+    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
+    for i in range(0, a.shape[0], t):
+        m = min(t, a.shape[0] - i)
+        for j in range(0, b.shape[1], t):
+            n = min(t, b.shape[1] - j)
+            for k0 in range(0, a.shape[1], t):
+                k = min(t, a.shape[1] - k0)
+                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
+                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n], accumulate=k0 > 0)
+            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
 """,
-        # in place, no temporary, but a Python loop over every pixel (minutes on a real layer)
-        "python_loop_per_pixel": """
-flat = y.reshape(-1, y.shape[-1])
-for row in flat:
-    np.add(row, bias, out=row)
-    np.maximum(row, 0, out=row)
-    if activation == "relu6":
-        np.minimum(row, 6, out=row)
-return y
+        # every k tile overwrites the c tile: only the last k block's product survives
+        "forgets_to_accumulate": """
+t = 128
+with core.scope():
+    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
+    for i in range(0, a.shape[0], t):
+        m = min(t, a.shape[0] - i)
+        for j in range(0, b.shape[1], t):
+            n = min(t, b.shape[1] - j)
+            for k0 in range(0, a.shape[1], t):
+                k = min(t, a.shape[1] - k0)
+                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
+                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n])
+            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
 """,
-        # the package's reference written out: a new array, then copied back
-        "copies_the_package_reference": """
-from workbook.references.fusion import bias_act
-y[...] = bias_act(y, bias, activation)
-return y
+        # whole tiles only: the remainders of m, k and n are skipped
+        "ignores_partial_tiles": """
+t = 64
+with core.scope():
+    a_t, b_t, c_t = core.nram((t, t)), core.nram((t, t)), core.nram((t, t))
+    for i in range(0, a.shape[0] - t + 1, t):
+        for j in range(0, b.shape[1] - t + 1, t):
+            for k0 in range(0, a.shape[1] - t + 1, t):
+                core.load(a_t, a[i:i + t, k0:k0 + t]); core.load(b_t, b[k0:k0 + t, j:j + t])
+                core.matmul(c_t, a_t, b_t, accumulate=k0 > 0)
+            core.store(c[i:i + t, j:j + t], c_t)
+""",
+        # NumPy on GDRAM, then one token DMA: the work was not done on the device
+        "numpy_in_gdram": """
+c[...] = a @ b
+with core.scope():
+    t = core.nram((1,))
+    core.load(t, a[:1, 0])
+""",
+        # the shortcut: the library's kernel
+        "calls_the_library": """
+mlu.reference_matmul(core, a, b, c)
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "bias_act_inplace": {
-        # augmented assignment and Python numbers as bounds (NumPy keeps y's dtype)
-        "augmented_assignment_python_bounds": """
-y += bias
-if activation == "relu":
-    np.maximum(y, 0, out=y)
-else:
-    np.clip(y, 0, 6, out=y)
-return y
+    "mlu_add": {
+        # chunks a little smaller than the largest, the sum written to a third buffer
+        "three_buffers": """
+chunk = (core.nram_bytes - 512) // 12
+with core.scope():
+    a, b, s = core.nram((chunk,)), core.nram((chunk,)), core.nram((chunk,))
+    for i in range(0, x.size, chunk):
+        m = min(chunk, x.size - i)
+        core.load(a[:m], x[i:i + m]); core.load(b[:m], y[i:i + m])
+        core.add(s[:m], a[:m], b[:m])
+        core.store(out[i:i + m], s[:m])
 """,
-        # a Python loop over the channels (views of y, no temporary), then min/max in place
-        "loop_over_channels": """
-for c in range(y.shape[-1]):
-    y[..., c] += bias[c]
-np.maximum(y, 0, out=y)
-if activation == "relu6":
-    np.minimum(y, 6, out=y)
-return y
+    },
+    "mlu_matmul": {
+        # tall-and-thin tiles: 64 x 256 of a, 256 x 128 of b, a 64 x 128 c tile kept on chip
+        "other_tile_shapes": """
+bm, bk, bn = 64, 256, 128
+with core.scope():
+    a_t, b_t, c_t = core.nram((bm, bk)), core.nram((bk, bn)), core.nram((bm, bn))
+    for j in range(0, b.shape[1], bn):
+        n = min(bn, b.shape[1] - j)
+        for i in range(0, a.shape[0], bm):
+            m = min(bm, a.shape[0] - i)
+            first = True
+            for k0 in range(0, a.shape[1], bk):
+                k = min(bk, a.shape[1] - k0)
+                core.load(a_t[:m, :k], a[i:i + m, k0:k0 + k]); core.load(b_t[:k, :n], b[k0:k0 + k, j:j + n])
+                core.matmul(c_t[:m, :n], a_t[:m, :k], b_t[:k, :n], accumulate=not first)
+                first = False
+            core.store(c[i:i + m, j:j + n], c_t[:m, :n])
 """,
     },
 }
-
-WRONG_ANSWERS["chain_estimate"] = {
-    # counts only the reads
-    "reads_only": """
-bytes_moved = 4 * n if fused else 4 * n * n_ops
-return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
-""",
-    # fused still pays every op's traffic
-    "fusion_saves_nothing": """
-bytes_moved = 8 * n * n_ops
-return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
-""",
-    # the shorter of the two times: an upper bound on speed read backwards
-    "min_not_max": """
-bytes_moved = 8 * n if fused else 8 * n * n_ops
-return bytes_moved, min(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
-""",
-    # compute and memory added, as if they never overlapped
-    "adds_the_two_times": """
-bytes_moved = 8 * n if fused else 8 * n * n_ops
-return bytes_moved, n * n_ops / (peak_gflops * 1e9) + bytes_moved / (bw_gbs * 1e9)
-""",
-    # GiB for a GB/s figure
-    "binary_gigabytes": """
-bytes_moved = 8 * n if fused else 8 * n * n_ops
-return bytes_moved, max(n * n_ops / (peak_gflops * 2**30), bytes_moved / (bw_gbs * 2**30))
-""",
-}
-CORRECT_ANSWERS.setdefault("chain_estimate", {})["intensity_form"] = """
-traffic = (4 + 4) * n * (1 if fused else n_ops)
-intensity = n * n_ops / traffic
-attainable = min(peak_gflops * 1e9, intensity * bw_gbs * 1e9)
-return traffic, n * n_ops / attainable
-"""
-WRONG_ANSWERS["chain_estimate"]["copies_the_package_reference"] = """
-from workbook.references.fusion import chain_estimate
-return chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs)
-"""

@@ -1,202 +1,139 @@
-"""Plausible wrong answers for notebook 15 (mixed precision): the loss-scaling lab, (a) the dynamic
-loss-scale rule ``update_loss_scale``, (b) ``unscale_and_check``, (c) ``loss_scaled_step``.
+"""Plausible wrong answers for notebook 15 (operator fusion), keyed by grade_id.
 
-Each replaces the solution of its exercise and must lose exactly that exercise's points.
-"""
+Each replaces the body of its exercise's function (``bias_act_inplace``); each must lose exactly
+that exercise's points. The remapper lab that followed is now its own chapter (answers_16.py)."""
 
 WRONG_ANSWERS = {
-    "loss_scale_rule": {
-        "no_floor_at_one": """
-if not grads_finite:
-    return scale / 2.0, 0, False
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+    "bias_act_inplace": {
+        # right values, but a new array: nothing happens in place, and y + b is a y-sized temporary
+        "returns_a_new_array": """
+out = y + bias
+return np.maximum(out, 0) if activation == "relu" else np.clip(out, 0, 6)
 """,
-        "counter_kept_on_overflow": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), counter, False
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # in place in the end, but through a y-sized temporary (what fusion is meant to avoid)
+        "assigns_through_a_temporary": """
+if activation == "relu":
+    y[...] = np.maximum(y + bias, y.dtype.type(0))
+else:
+    y[...] = np.clip(y + bias, y.dtype.type(0), y.dtype.type(6))
+return y
 """,
-        "grows_one_step_late": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), 0, False
-if counter >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # activation before the bias: relu(y) + b is not relu(y + b)
+        "activation_before_bias": """
+if activation == "relu":
+    np.maximum(y, y.dtype.type(0), out=y)
+else:
+    np.clip(y, y.dtype.type(0), y.dtype.type(6), out=y)
+np.add(y, bias, out=y)
+return y
 """,
-        "applies_the_overflowed_step": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), 0, True
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # ReLU6 clamps at 6 but forgets the 0 below
+        "relu6_without_lower_bound": """
+np.add(y, bias, out=y)
+if activation == "relu":
+    np.maximum(y, y.dtype.type(0), out=y)
+else:
+    np.minimum(y, y.dtype.type(6), out=y)
+return y
 """,
-        "doubles_past_float32": """
-if not grads_finite:
-    return max(scale / 2.0, 1.0), 0, False
-if counter + 1 >= growth_steps:
-    return scale * 2.0, 0, True
-return scale, counter + 1, True
+        # the library's own output stage: the shortcut the test rejects
+        "library_output_stage": """
+from aicslib.kernels.fused_eigen_output_kernels import apply_output_stage
+return apply_output_stage(y, ["BiasAdd", "Relu" if activation == "relu" else "Relu6"], [bias], 0.0)
 """,
-        # floor division: gives 1 for scale 3 where Keras gives 1.5
-        "floor_divides_the_scale": """
-if not grads_finite:
-    return max(scale // 2, 1.0), 0, False
-if counter + 1 >= growth_steps:
-    doubled = scale * 2.0
-    return (doubled if doubled <= float(np.finfo(np.float32).max) else scale), 0, True
-return scale, counter + 1, True
+        # in place and bit-exact, but y < 0 is a boolean mask of y: y.size bytes of temporary
+        # (a quarter of a float32 y, an eighth of a float64 one)
+        "boolean_mask_assignment": """
+np.add(y, bias, out=y)
+y[y < 0] = 0
+if activation == "relu6":
+    y[y > 6] = 6
+return y
 """,
-        "library_loss_scale_optimizer": """
-opt = aics.mixed_precision.LossScaleOptimizer(aics.train.GradientDescentOptimizer(0.0),
-                                              initial_scale=max(scale, 1.0),
-                                              dynamic_growth_steps=growth_steps)
-opt.dynamic_counter.assign(counter)
-w = aics.Variable([0.0])
-g = aics.constant([0.0 if grads_finite else np.inf])
-opt.apply_gradients([(g, w)])
-return float(opt.loss_scale.numpy()), int(opt.dynamic_counter.numpy()), bool(grads_finite)
+        # multiplies by the mask: the boolean temporary again (and a float copy of it)
+        "multiplies_by_a_mask": """
+y += bias
+y *= (y > 0)
+if activation == "relu6":
+    np.minimum(y, y.dtype.type(6), out=y)
+return y
 """,
-        "calls_the_package_reference": """
-from workbook.references.loss_scale import update_loss_scale as reference
-return reference(scale, counter, grads_finite, growth_steps)
+        # in place, no temporary, but a Python loop over every pixel (minutes on a real layer)
+        "python_loop_per_pixel": """
+flat = y.reshape(-1, y.shape[-1])
+for row in flat:
+    np.add(row, bias, out=row)
+    np.maximum(row, 0, out=row)
+    if activation == "relu6":
+        np.minimum(row, 6, out=row)
+return y
 """,
-    },
-    "unscale_and_check": {
-        # the library checks finiteness
-        "library_call": """
-grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
-return grads, all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in grads)
-""",
-        # divided in float16: small gradients underflow again, large ones were never representable
-        "unscales_in_float16": """
-grads = [(np.asarray(g).astype(np.float16) / np.float16(scale)).astype(np.float32) for g in scaled_grads]
-return grads, all(bool(np.isfinite(g).all()) for g in grads)
-""",
-        # np.isinf: a NaN gradient passes as finite
-        "checks_only_inf": """
-grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
-return grads, not any(bool(np.isinf(g).any()) for g in grads)
-""",
-        # multiplied by the scale instead of divided
-        "multiplies_by_the_scale": """
-grads = [np.asarray(g, np.float32) * np.float32(scale) for g in scaled_grads]
-return grads, all(bool(np.isfinite(g).all()) for g in grads)
-""",
-        # only the first gradient checked
-        "checks_only_the_first_gradient": """
-grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
-return grads, bool(np.isfinite(grads[0]).all())
-""",
-        "calls_the_package_reference": """
-from workbook.references.loss_scale import unscale_and_check as reference
-return reference(scaled_grads, scale)
-""",
-        # the package reference's arithmetic copied in float64: right values, float64 arrays
-        "copies_the_package_reference_in_float64": """
-grads = [np.asarray(g, np.float64) / scale for g in scaled_grads]
-return grads, all(bool(np.isfinite(g).all()) for g in grads)
-""",
-    },
-    "loss_scaled_step": {
-        # finiteness from aicslib
-        "library_call": """
-scale = state["scale"]
-scaled = compute_scaled_grads(scale)
-finite = all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in scaled)
-grads, _ = unscale_and_check(scaled, scale)
-if finite:
-    apply_gradients(grads)
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
-""",
-        # the scaled gradients applied (Adam barely notices, but the update is not the gradient's)
-        "applies_scaled_gradients": """
-scale = state["scale"]
-scaled = compute_scaled_grads(scale)
-_, finite = unscale_and_check(scaled, scale)
-if finite:
-    apply_gradients(scaled)
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
-""",
-        # an overflowed step applied with its non-finite entries replaced by 0
-        "zeros_instead_of_skipping": """
-scale = state["scale"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-apply_gradients([np.where(np.isfinite(g), g, np.float32(0)) for g in grads])
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
-""",
-        # the scale updated first, and the gradients divided by the new one
-        "unscales_with_the_new_scale": """
-scale = state["scale"]
-scaled = compute_scaled_grads(scale)
-_, finite = unscale_and_check(scaled, scale)
-state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-grads, _ = unscale_and_check(scaled, state["scale"])
-if finite:
-    apply_gradients(grads)
-return finite
-""",
-        # the counter never stored: the scale never grows
-        "counter_not_stored": """
-scale = state["scale"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-if finite:
-    apply_gradients(grads)
-state["scale"], _, _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
-return finite
-""",
-        "calls_the_package_reference": """
-from workbook.references.loss_scale import loss_scaled_step as reference
-return reference(compute_scaled_grads, apply_gradients, state, growth_steps)
-""",
-        # the package reference's dynamic_scaling_step copied: it returns the new state instead of updating it
+        # the package's reference written out: a new array, then copied back
         "copies_the_package_reference": """
-scale, counter = state["scale"], state["counter"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-if finite:
-    apply_gradients(grads)
-new_scale, new_counter, _ = update_loss_scale(scale, counter, finite, growth_steps)
-return new_scale, new_counter, finite
+from workbook.references.fusion import bias_act
+y[...] = bias_act(y, bias, activation)
+return y
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "loss_scale_rule": {
-        # the float32 bound checked with np.isfinite on a float32 product instead of a comparison
-        "float32_product": """
-if not grads_finite:
-    return max(scale * 0.5, 1.0), 0, False
-if counter + 1 < growth_steps:
-    return scale, counter + 1, True
-with np.errstate(over="ignore"):
-    doubled = np.float32(scale) * np.float32(2)
-return (float(doubled) if np.isfinite(doubled) else scale), 0, True
+    "bias_act_inplace": {
+        # augmented assignment and Python numbers as bounds (NumPy keeps y's dtype)
+        "augmented_assignment_python_bounds": """
+y += bias
+if activation == "relu":
+    np.maximum(y, 0, out=y)
+else:
+    np.clip(y, 0, 6, out=y)
+return y
 """,
-    },
-    "unscale_and_check": {
-        # np.divide with a float32 result, finiteness of the scaled gradients (dividing keeps inf and NaN)
-        "divide_with_dtype": """
-finite = all(bool(np.isfinite(np.asarray(g)).all()) for g in scaled_grads)
-return [np.divide(g, scale, dtype=np.float32) for g in scaled_grads], finite
-""",
-    },
-    "loss_scaled_step": {
-        # the state read and written through locals, the update rule first
-        "rule_first": """
-scale, counter = state["scale"], state["counter"]
-grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
-new_scale, new_counter, apply_step = update_loss_scale(scale, counter, finite, growth_steps)
-if apply_step:
-    apply_gradients(grads)
-state.update(scale=new_scale, counter=new_counter)
-return apply_step
+        # a Python loop over the channels (views of y, no temporary), then min/max in place
+        "loop_over_channels": """
+for c in range(y.shape[-1]):
+    y[..., c] += bias[c]
+np.maximum(y, 0, out=y)
+if activation == "relu6":
+    np.minimum(y, 6, out=y)
+return y
 """,
     },
 }
+
+WRONG_ANSWERS["chain_estimate"] = {
+    # counts only the reads
+    "reads_only": """
+bytes_moved = 4 * n if fused else 4 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # fused still pays every op's traffic
+    "fusion_saves_nothing": """
+bytes_moved = 8 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # the shorter of the two times: an upper bound on speed read backwards
+    "min_not_max": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, min(n * n_ops / (peak_gflops * 1e9), bytes_moved / (bw_gbs * 1e9))
+""",
+    # compute and memory added, as if they never overlapped
+    "adds_the_two_times": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, n * n_ops / (peak_gflops * 1e9) + bytes_moved / (bw_gbs * 1e9)
+""",
+    # GiB for a GB/s figure
+    "binary_gigabytes": """
+bytes_moved = 8 * n if fused else 8 * n * n_ops
+return bytes_moved, max(n * n_ops / (peak_gflops * 2**30), bytes_moved / (bw_gbs * 2**30))
+""",
+}
+CORRECT_ANSWERS.setdefault("chain_estimate", {})["intensity_form"] = """
+traffic = (4 + 4) * n * (1 if fused else n_ops)
+intensity = n * n_ops / traffic
+attainable = min(peak_gflops * 1e9, intensity * bw_gbs * 1e9)
+return traffic, n * n_ops / attainable
+"""
+WRONG_ANSWERS["chain_estimate"]["copies_the_package_reference"] = """
+from workbook.references.fusion import chain_estimate
+return chain_estimate(n, n_ops, fused, peak_gflops, bw_gbs)
+"""

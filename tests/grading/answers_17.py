@@ -1,300 +1,202 @@
-"""Plausible wrong answers for notebook 17 (distributed training), and other correct ones, keyed by grade_id.
+"""Plausible wrong answers for notebook 17 (mixed precision): the loss-scaling lab, (a) the dynamic
+loss-scale rule ``update_loss_scale``, (b) ``unscale_and_check``, (c) ``loss_scaled_step``.
 
-Each replaces the body of an exercise of the ring-allreduce lab after the scaffold's lines
-(``my_reduce_scatter_step`` and ``my_allgather_step``: ``p``, ``bounds``; ``my_ring_allreduce``:
-``p``, ``r``, ``buf`` (a copy of x), ``bounds``, and a final ``return buf.reshape(...)``); a wrong
-one must lose the exercise's points inside its locked test cell, a correct one must score them."""
+Each replaces the solution of its exercise and must lose exactly that exercise's points.
+"""
 
 WRONG_ANSWERS = {
-    "my_reduce_scatter_step": {
-        # the chunk the rank *sends* at this step, not the one it receives
-        "chunk_index_off_by_one": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+    "loss_scale_rule": {
+        "no_floor_at_one": """
+if not grads_finite:
+    return scale / 2.0, 0, False
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # the ring turned the wrong way: data taken from the right-hand neighbour
-        "from_right_neighbour": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    messages.append((r, lo, hi, buffers[(r + 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+        "counter_kept_on_overflow": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), counter, False
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # equal chunks of n // p: the remainder of a size not divisible by p is never reduced
-        "equal_chunks_drop_remainder": """
-size = buffers[0].size // p
-for r in range(p):
-    c = (r - step - 1) % p
-    lo, hi = c * size, (c + 1) * size
-    buffers[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
+        "grows_one_step_late": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), 0, False
+if counter >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # overwrite instead of add: that is the allgather step
-        "overwrite_instead_of_add": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        "applies_the_overflowed_step": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), 0, True
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # new arrays instead of updating the rank's buffer in place
-        "not_in_place": """
-new = [b.copy() for b in buffers]
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    new[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-buffers = new
+        "doubles_past_float32": """
+if not grads_finite:
+    return max(scale / 2.0, 1.0), 0, False
+if counter + 1 >= growth_steps:
+    return scale * 2.0, 0, True
+return scale, counter + 1, True
 """,
-        # the list's items replaced by new arrays: the caller's list changes, the ranks' arrays do not
-        "replaces_the_arrays": """
-new = [b.copy() for b in buffers]
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    new[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-buffers[:] = new
+        # floor division: gives 1 for scale 3 where Keras gives 1.5
+        "floor_divides_the_scale": """
+if not grads_finite:
+    return max(scale // 2, 1.0), 0, False
+if counter + 1 >= growth_steps:
+    doubled = scale * 2.0
+    return (doubled if doubled <= float(np.finfo(np.float32).max) else scale), 0, True
+return scale, counter + 1, True
 """,
-        # the library's own implementation
-        "calls_library": """
-ring.reduce_scatter_step(buffers, step)
+        "library_loss_scale_optimizer": """
+opt = aics.mixed_precision.LossScaleOptimizer(aics.train.GradientDescentOptimizer(0.0),
+                                              initial_scale=max(scale, 1.0),
+                                              dynamic_growth_steps=growth_steps)
+opt.dynamic_counter.assign(counter)
+w = aics.Variable([0.0])
+g = aics.constant([0.0 if grads_finite else np.inf])
+opt.apply_gradients([(g, w)])
+return float(opt.loss_scale.numpy()), int(opt.dynamic_counter.numpy()), bool(grads_finite)
 """,
-        # the whole phase at step 0, from the definition, and nothing later: the end state is right
-        "whole_phase_at_step_0": """
-if step == 0:
-    inputs = [b.copy() for b in buffers]
-    for r in range(p):
-        for c, (lo, hi) in enumerate(bounds):
-            hops = (r - c) % p
-            buffers[r][lo:hi] = sum(inputs[(r - j) % p][lo:hi] for j in range(hops + 1))
-""",
-        # the package's reference states, called (and the whole phase at step 0)
-        "package_reference": """
-from workbook.references.ring_allreduce import reduce_scatter_state
-if step == 0:
-    for b, done in zip(buffers, reduce_scatter_state(buffers, p - 1)):
-        b[:] = done
-""",
-        # a full allreduce at every step: every chunk summed over all ranks
-        "allreduce_each_step": """
-total = np.sum(buffers, axis=0)
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    buffers[r][lo:hi] = total[lo:hi]
-""",
-        # the chunk index counted the other way round the ring: right for p = 2 only
-        "chunk_index_wrong_direction": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r + step + 1) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+        "calls_the_package_reference": """
+from workbook.references.loss_scale import update_loss_scale as reference
+return reference(scale, counter, grads_finite, growth_steps)
 """,
     },
-    "my_allgather_step": {
-        # adds the complete chunk instead of overwriting: ranks counted twice
-        "adds_instead_of_overwrite": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] += data
+    "unscale_and_check": {
+        # the library checks finiteness
+        "library_call": """
+grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+return grads, all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in grads)
 """,
-        # reduce-scatter's chunk index: overwrites a chunk the left neighbour has not completed
-        "reduce_scatter_index": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # divided in float16: small gradients underflow again, large ones were never representable
+        "unscales_in_float16": """
+grads = [(np.asarray(g).astype(np.float16) / np.float16(scale)).astype(np.float32) for g in scaled_grads]
+return grads, all(bool(np.isfinite(g).all()) for g in grads)
 """,
-        # the ring turned the wrong way: data taken from the right-hand neighbour
-        "from_right_neighbour": """
-messages = []
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    messages.append((r, lo, hi, buffers[(r + 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # np.isinf: a NaN gradient passes as finite
+        "checks_only_inf": """
+grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+return grads, not any(bool(np.isinf(g).any()) for g in grads)
 """,
-        # every complete chunk copied to every rank at step 0, nothing later: the end state is right
-        "whole_phase_at_step_0": """
-if step == 0:
-    complete = [buffers[(c - 1) % p][lo:hi].copy() for c, (lo, hi) in enumerate(bounds)]
-    for r in range(p):
-        for c, (lo, hi) in enumerate(bounds):
-            buffers[r][lo:hi] = complete[c]
+        # multiplied by the scale instead of divided
+        "multiplies_by_the_scale": """
+grads = [np.asarray(g, np.float32) * np.float32(scale) for g in scaled_grads]
+return grads, all(bool(np.isfinite(g).all()) for g in grads)
 """,
-        # equal chunks of n // p: the remainder is never gathered
-        "equal_chunks_drop_remainder": """
-size = buffers[0].size // p
-messages = []
-for r in range(p):
-    c = (r - step) % p
-    messages.append((r, c * size, (c + 1) * size, buffers[(r - 1) % p][c * size:(c + 1) * size].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # only the first gradient checked
+        "checks_only_the_first_gradient": """
+grads = [np.asarray(g, np.float32) / np.float32(scale) for g in scaled_grads]
+return grads, bool(np.isfinite(grads[0]).all())
 """,
-        # new arrays instead of updating the ranks' buffers
-        "not_in_place": """
-new = [b.copy() for b in buffers]
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    new[r][lo:hi] = buffers[(r - 1) % p][lo:hi]
-buffers = new
+        "calls_the_package_reference": """
+from workbook.references.loss_scale import unscale_and_check as reference
+return reference(scaled_grads, scale)
 """,
-        # the library's own implementation
-        "calls_library": """
-ring.allgather_step(buffers, step)
-""",
-        # the package reference's chunk rule instead of one's own
-        "package_reference": """
-from workbook.references.ring_allreduce import received_chunk
-messages = []
-for r in range(p):
-    lo, hi = bounds[received_chunk("allgather", p, r, step)]
-    messages.append((r, lo, hi, buffers[(r - 1) % p][lo:hi].copy()))
-for r, lo, hi, data in messages:
-    buffers[r][lo:hi] = data
+        # the package reference's arithmetic copied in float64: right values, float64 arrays
+        "copies_the_package_reference_in_float64": """
+grads = [np.asarray(g, np.float64) / scale for g in scaled_grads]
+return grads, all(bool(np.isfinite(g).all()) for g in grads)
 """,
     },
-    "my_ring_allreduce": {
-        # the library's own ring (aicslib.distribute.ring_allreduce)
-        "calls_library": """
-return ring.ring_allreduce(x, comm=comm)
+    "loss_scaled_step": {
+        # finiteness from aicslib
+        "library_call": """
+scale = state["scale"]
+scaled = compute_scaled_grads(scale)
+finite = all(bool(aics.reduce_all(aics.math.is_finite(g)).numpy()) for g in scaled)
+grads, _ = unscale_and_check(scaled, scale)
+if finite:
+    apply_gradients(grads)
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
 """,
-        # the package's reference program
-        "package_reference": """
-from workbook.references.ring_allreduce import ring_allreduce_rank
-return ring_allreduce_rank(comm, x)
+        # the scaled gradients applied (Adam barely notices, but the update is not the gradient's)
+        "applies_scaled_gradients": """
+scale = state["scale"]
+scaled = compute_scaled_grads(scale)
+_, finite = unscale_and_check(scaled, scale)
+if finite:
+    apply_gradients(scaled)
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
 """,
-        # MPI's own collective: not a ring written with messages
-        "mpi_allreduce": """
-comm.Allreduce(np.array(x, copy=True), buf)
+        # an overflowed step applied with its non-finite entries replaced by 0
+        "zeros_instead_of_skipping": """
+scale = state["scale"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+apply_gradients([np.where(np.isfinite(g), g, np.float32(0)) for g in grads])
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
 """,
-        # the whole array passed round the ring p-1 times: the right sum, p times the traffic
-        "whole_array_round_the_ring": """
-passing = buf.copy()
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    comm.Sendrecv(passing, dest=(r + 1) % p, recvbuf=incoming, source=(r - 1) % p)
-    buf += incoming
-    passing = incoming.copy()
+        # the scale updated first, and the gradients divided by the new one
+        "unscales_with_the_new_scale": """
+scale = state["scale"]
+scaled = compute_scaled_grads(scale)
+_, finite = unscale_and_check(scaled, scale)
+state["scale"], state["counter"], _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+grads, _ = unscale_and_check(scaled, state["scale"])
+if finite:
+    apply_gradients(grads)
+return finite
 """,
-        # reduce-scatter only: each rank holds one complete chunk and stops
-        "reduce_scatter_only": """
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] += incoming[:rhi - rlo]
+        # the counter never stored: the scale never grows
+        "counter_not_stored": """
+scale = state["scale"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+if finite:
+    apply_gradients(grads)
+state["scale"], _, _ = update_loss_scale(scale, state["counter"], finite, growth_steps)
+return finite
 """,
-        # reduce-scatter receives straight into the buffer: that overwrites, it does not add
-        "receives_into_buffer": """
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=buf[rlo:rhi], source=(r - 1) % p)
-for step in range(p - 1):
-    slo, shi = bounds[(r + 1 - step) % p]
-    rlo, rhi = bounds[(r - step) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=buf[rlo:rhi], source=(r - 1) % p)
+        "calls_the_package_reference": """
+from workbook.references.loss_scale import loss_scaled_step as reference
+return reference(compute_scaled_grads, apply_gradients, state, growth_steps)
 """,
-        # allgather sends the chunk it is about to receive, not the complete one it holds
-        "allgather_sends_wrong_chunk": """
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] += incoming[:rhi - rlo]
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] = incoming[:rhi - rlo]
-""",
-        # no copy of x: the caller's array becomes the sum
-        "sums_into_the_callers_x": """
-buf = x.reshape(-1)
-incoming = np.empty_like(buf)
-for step in range(p - 1):
-    slo, shi = bounds[(r - step) % p]
-    rlo, rhi = bounds[(r - step - 1) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] += incoming[:rhi - rlo]
-for step in range(p - 1):
-    slo, shi = bounds[(r + 1 - step) % p]
-    rlo, rhi = bounds[(r - step) % p]
-    comm.Sendrecv(buf[slo:shi].copy(), dest=(r + 1) % p, recvbuf=incoming[:rhi - rlo], source=(r - 1) % p)
-    buf[rlo:rhi] = incoming[:rhi - rlo]
+        # the package reference's dynamic_scaling_step copied: it returns the new state instead of updating it
+        "copies_the_package_reference": """
+scale, counter = state["scale"], state["counter"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+if finite:
+    apply_gradients(grads)
+new_scale, new_counter, _ = update_loss_scale(scale, counter, finite, growth_steps)
+return new_scale, new_counter, finite
 """,
     },
 }
 
 CORRECT_ANSWERS = {
-    "my_reduce_scatter_step": {
-        # no copies: at a step, rank r changes chunk (r-step-1) and its right neighbour reads chunk (r-step),
-        # so updating in ring order reads nothing written in the same step
-        "no_copies_needed": """
-for r in range(p):
-    lo, hi = bounds[(r - step - 1) % p]
-    buffers[r][lo:hi] += buffers[(r - 1) % p][lo:hi]
-""",
-        # np.array_split gives views into each buffer: add chunk views
-        "array_split_views": """
-parts = [np.array_split(b, p) for b in buffers]
-incoming = [parts[(r - 1) % p][(r - step - 1) % p].copy() for r in range(p)]
-for r in range(p):
-    parts[r][(r - step - 1) % p] += incoming[r]
-""",
-        # a snapshot of every buffer first, then the additions from the snapshot, ranks in reverse order
-        "snapshot_then_add": """
-snapshot = [b.copy() for b in buffers]
-for r in reversed(range(p)):
-    lo, hi = bounds[(r - step - 1) % p]
-    np.add(buffers[r][lo:hi], snapshot[(r - 1) % p][lo:hi], out=buffers[r][lo:hi])
+    "loss_scale_rule": {
+        # the float32 bound checked with np.isfinite on a float32 product instead of a comparison
+        "float32_product": """
+if not grads_finite:
+    return max(scale * 0.5, 1.0), 0, False
+if counter + 1 < growth_steps:
+    return scale, counter + 1, True
+with np.errstate(over="ignore"):
+    doubled = np.float32(scale) * np.float32(2)
+return (float(doubled) if np.isfinite(doubled) else scale), 0, True
 """,
     },
-    "my_allgather_step": {
-        # no copies: rank r writes chunk (r-step), its right neighbour reads chunk (r+1-step)
-        "no_copies_needed": """
-for r in range(p):
-    lo, hi = bounds[(r - step) % p]
-    buffers[r][lo:hi] = buffers[(r - 1) % p][lo:hi]
-""",
-        # np.array_split views
-        "array_split_views": """
-parts = [np.array_split(b, p) for b in buffers]
-incoming = [parts[(r - 1) % p][(r - step) % p].copy() for r in range(p)]
-for r in range(p):
-    parts[r][(r - step) % p][...] = incoming[r]
+    "unscale_and_check": {
+        # np.divide with a float32 result, finiteness of the scaled gradients (dividing keeps inf and NaN)
+        "divide_with_dtype": """
+finite = all(bool(np.isfinite(np.asarray(g)).all()) for g in scaled_grads)
+return [np.divide(g, scale, dtype=np.float32) for g in scaled_grads], finite
 """,
     },
-    "my_ring_allreduce": {
-        # chunks as np.array_split views, Send then Recv, float64 accumulation cast back
-        "array_split_send_recv": """
-acc = buf.astype(np.float64)
-parts = np.array_split(acc, p)
-for phase in ("reduce-scatter", "allgather"):
-    for step in range(p - 1):
-        send = (r - step) % p if phase == "reduce-scatter" else (r + 1 - step) % p
-        got = (r - step - 1) % p if phase == "reduce-scatter" else (r - step) % p
-        incoming = np.empty_like(parts[got])
-        comm.Send(parts[send].copy(), dest=(r + 1) % p)
-        comm.Recv(incoming, source=(r - 1) % p)
-        if phase == "reduce-scatter":
-            parts[got] += incoming
-        else:
-            parts[got][...] = incoming
-buf = acc.astype(buf.dtype)
+    "loss_scaled_step": {
+        # the state read and written through locals, the update rule first
+        "rule_first": """
+scale, counter = state["scale"], state["counter"]
+grads, finite = unscale_and_check(compute_scaled_grads(scale), scale)
+new_scale, new_counter, apply_step = update_loss_scale(scale, counter, finite, growth_steps)
+if apply_step:
+    apply_gradients(grads)
+state.update(scale=new_scale, counter=new_counter)
+return apply_step
 """,
     },
 }

@@ -39,7 +39,7 @@ def test_every_differentiable_op_has_a_recipe():
 
 def test_every_registered_op_declares_its_gradient_status():
     # Each op either has a gradient or is explicitly marked no_gradient, except Tan, whose
-    # gradient is the student exercise in notebook 07, and the image ops TensorFlow itself
+    # gradient is the student exercise in notebook 09, and the image ops TensorFlow itself
     # registers nothing for (tensorflow/python/ops/image_grad.py in TF 2.21 has no entry for
     # them, so a tape through one raises LookupError there too).
     unregistered_in_tf = ["AdjustContrastv2", "AdjustHue", "AdjustSaturation", "HSVToRGB",

@@ -1,4 +1,4 @@
-"""The references of notebook 07's labs (workbook/references/autodiff.py, power_difference.py), checked
+"""The references of notebooks 08 and 10's labs (workbook/references/power_difference.py, autodiff.py), checked
 against the definitions they stand for: central differences, the op-by-op definition of the ops
 between xs and ys, and NumPy's broadcasting."""
 import numpy as np

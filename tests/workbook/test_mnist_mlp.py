@@ -1,4 +1,4 @@
-"""workbook.mnist_mlp: the MLP chapters 03, 15 and 16 share (data, initialisation, NumPy forward)."""
+"""workbook.mnist_mlp: the MLP chapters 04, 17 and 18 share (data, initialisation, NumPy forward)."""
 import glob
 import os
 

@@ -1,4 +1,4 @@
-"""The references of notebook 00's shape exercise and notebook 01's planner lab, against the library
+"""The references of notebook 00's shape exercise and notebook 02's planner lab, against the library
 they stand beside: the same pruned set and a valid order as aicslib's planner, the same values as
 Session.run, a peak that the simulation and the executor agree on, and the same broadcast shapes as
 aics.add's shape function."""

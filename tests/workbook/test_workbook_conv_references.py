@@ -1,4 +1,4 @@
-"""The references notebook 10's lab is graded against (workbook/references/im2col.py and
+"""The references notebook 12's lab is graded against (workbook/references/im2col.py and
 conv_backprop.py): the size rule is TensorFlow's (aicslib's get_windowed_output_size, which
 follows GetWindowedOutputSizeVerbose), the GEMM forms equal the definition's loops and aicslib's
 Conv2D/Conv2DBackpropInput/Conv2DBackpropFilter ops, col2im is im2col's adjoint."""

@@ -1,4 +1,4 @@
-"""workbook.references.pruning, the references chapter 16's lab is graded against, checked against
+"""workbook.references.pruning, the references chapter 18's lab is graded against, checked against
 independent ones: aicslib's tfmot schedule and mask, central-difference gradients, aicslib's own
 prune_low_magnitude training (the same rule in a graph and a Session)."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""The graph references of notebooks 12 and 13 agree with the library's own passes: the pruning
+"""The graph references of notebooks 14 and 15 agree with the library's own passes: the pruning
 with the Session's (aicslib.visualize.needed_ops), the Conv2D+BiasAdd+Relu rewrite with grappler's
 remapper (same fused nodes, and a Session gives identical results on both graphs)."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Notebook 09 (Python calling C): what ``sdot(lib, x, y)`` must return, and what its ctypes
+"""Notebook 11 (Python calling C): what ``sdot(lib, x, y)`` must return, and what its ctypes
 declaration must say.
 
 The C side (``aicslib/native/src/aics_gemm.h``)::

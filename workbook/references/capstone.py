@@ -1,8 +1,8 @@
 """The capstone's references: the straightforward style-transfer step a faster one must match,
 and the way its speedup is measured (the grader's, beside the student's own exercise).
 
-Notebook 19 (capstone). The step is the gradient of Gatys et al.'s loss with respect to the
-image (what every training step of chapter 10 computes); ``naive_step`` is a first version: it
+Notebook 21 (capstone). The step is the gradient of Gatys et al.'s loss with respect to the
+image (what every training step of chapter 12 computes); ``naive_step`` is a first version: it
 recomputes the content and style targets at every call and runs the network on the image once
 per loss term.
 """

@@ -1,4 +1,4 @@
-"""Chapter 18's reference: the alpha-beta model of one data-parallel step with a ring all-reduce
+"""Chapter 20's reference: the alpha-beta model of one data-parallel step with a ring all-reduce
 (Thakur, Rabenseifner & Gropp 2005; the chapter's formula)."""
 
 

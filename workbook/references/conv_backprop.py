@@ -1,4 +1,4 @@
-"""Reference convolution gradients for notebook 10's lab (section 8): the filter gradient as one
+"""Reference convolution gradients for notebook 12's lab (section 8): the filter gradient as one
 GEMM, the input gradient as one GEMM and a col2im, and both from the definition, one output pixel
 and one tap at a time (``*_brute``), which the locked tests grade against.
 

@@ -1,4 +1,4 @@
-"""The checks of notebook 10's lab "convolution as GEMM, both ways" (section 8), shared by its
+"""The checks of notebook 12's lab "convolution as GEMM, both ways" (section 8), shared by its
 locked test cells: each runs one case of a student's function, compares it with the references
 (``im2col``, ``conv_backprop`` and their from-the-definition ``*_brute`` versions) and fails with
 a message for the student (expected vs got, and where a wrong entry comes from).

@@ -1,4 +1,4 @@
-"""Reference for notebook 02's exercise ``stable_xent`` (section 3): softmax cross-entropy.
+"""Reference for notebook 03's exercise ``stable_xent`` (section 3): softmax cross-entropy.
 
 For one sample with logits ``z`` and true class ``y`` the loss is, by definition,
 

@@ -1,4 +1,4 @@
-"""Notebook 13 (operator fusion): the output stage of a fused Conv2D/MatMul, written out.
+"""Notebook 15 (operator fusion): the output stage of a fused Conv2D/MatMul, written out.
 
 ``bias_act(y, bias, activation)`` is what ``bias_act_inplace`` must leave in ``y``: the bias added
 along the last axis, then ReLU or ReLU6, in ``y``'s dtype. It returns a NEW array (three y-sized

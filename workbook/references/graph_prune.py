@@ -1,4 +1,4 @@
-"""Notebook 12's exercise ``prune_graph_def``: the Session's pruning, on a GraphDef.
+"""Notebook 14's exercise ``prune_graph_def``: the Session's pruning, on a GraphDef.
 
 From the fetches, walk back along every input (data edges ``"x"``/``"x:1"`` and control edges
 ``"^x"``); a fed tensor is a cut: whoever reads it reads the fed value, so its producer is not

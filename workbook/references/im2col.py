@@ -1,4 +1,4 @@
-"""Reference im2col for notebook 10's exercise ``my_im2col`` (section 8).
+"""Reference im2col for notebook 12's exercise ``my_im2col`` (section 8).
 
 ``im2col(x, kh, kw, stride, padding)`` turns an NHWC batch into the matrix whose row
 ``(n, oh, ow)`` is the receptive field of output pixel ``(n, oh, ow)``, flattened in the

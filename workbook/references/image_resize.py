@@ -1,4 +1,4 @@
-"""References for notebook 04's exercises (sections 8 and 9): bilinear resizing as TF2's
+"""References for notebook 05's exercises (sections 8 and 9): bilinear resizing as TF2's
 ``tf.image.resize`` defines it, and "short side to 256, centre crop 224".
 
 Bilinear with half-pixel centres (TF2, no antialias): output row ``i`` of ``out_h`` samples the

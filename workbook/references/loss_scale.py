@@ -1,5 +1,5 @@
 """Dynamic loss scaling, as Keras's ``LossScaleOptimizer`` does it: the reference the loss-scaling
-lab of notebook 15 is graded against (and falls back on while it is unanswered).
+lab of notebook 17 is graded against (and falls back on while it is unanswered).
 
 Keras (``keras/mixed_precision/loss_scale_optimizer.py``, ``_DynamicLossScaleState.update``):
 when any gradient is not finite the step is skipped, the scale becomes ``max(scale / 2, 1)``

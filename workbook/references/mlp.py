@@ -1,4 +1,4 @@
-"""Notebook 03 (MNIST MLP by hand): the softmax cross-entropy gradient and backpropagation through
+"""Notebook 04 (MNIST MLP by hand): the softmax cross-entropy gradient and backpropagation through
 the 784-300-100-10 network.
 
 The network is ``h1 = relu(x W1 + b1)``, ``h2 = relu(h1 W2 + b2)``, ``z = h2 W3 + b3``; the

@@ -1,5 +1,5 @@
 """TF1's MomentumOptimizer update, as TensorFlow documents it, in NumPy: the reference the lab in
-notebook 02 ("a TF1 optimizer with slots") is graded against.
+notebook 03 ("a TF1 optimizer with slots") is graded against.
 
 TensorFlow's documentation states the rule three times, and the three agree:
 

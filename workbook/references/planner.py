@@ -1,4 +1,4 @@
-"""Notebook 01 (eager vs static), the Session's planner lab: references and the random graphs the
+"""Notebook 02 (graph execution), the Session's planner lab: references and the random graphs the
 locked tests plan.
 
 The planner's contract is aicslib's (``aicslib/framework/planner.py``, the seam

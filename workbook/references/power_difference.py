@@ -1,4 +1,4 @@
-"""Reference ``PowerDifference`` for notebook 07's lab (section 2): z = (x - y) ** pow, broadcasting
+"""Reference ``PowerDifference`` for notebook 08's lab (section 2): z = (x - y) ** pow, broadcasting
 as NumPy (and TensorFlow's binary ops) do, ``pow`` an int attr (default 2), as in the AICS course lab.
 
 - ``define_power_difference()`` registers the OpDef (inputs x, y: T; output z: T; T in {half, float, double};
@@ -9,7 +9,8 @@ as NumPy (and TensorFlow's binary ops) do, ``pow`` an int attr (default 2), as i
   naming both dimensions when they cannot broadcast;
 - ``power_difference_kernel(x, y, pow)``: the CPU kernel, NumPy in and out, the inputs' dtype kept;
 - ``power_difference_grad(op, grad)``: dz/dx = pow (x - y)^(pow - 1) = -dz/dy, written with the op itself, each
-  summed over the dimensions its input was broadcast along.
+  summed over the dimensions its input was broadcast along;
+- ``register(define, kernel, grad)``: all three in the registries (notebook 08 section 2.4, notebook 09's setup).
 
 ``broadcast_brute(a, b)`` is the shape rule spelled out for the checks: it asks NumPy for known
 shapes and tries every value of an unknown dimension (1..4) for partial ones.
@@ -62,6 +63,19 @@ def power_difference_grad(op, grad):
     p = op.get_attr("pow")
     dx = grad * float(p) * aics.raw_ops.PowerDifference(x=x, y=y, pow=p - 1)
     return sum_to_shape(dx, x), sum_to_shape(-dx, y)
+
+
+def register(define=define_power_difference, kernel=power_difference_kernel, grad=power_difference_grad):
+    """Registers PowerDifference for the cells that use it (notebook 08's section 2.4 with the student's
+    parts, notebook 09's setup with these references): ``define()`` for the OpDef, ``kernel`` as the
+    float32 and float64 CPU kernel (half is allowed by the OpDef but gets no kernel) and ``grad`` as the
+    gradient, after unregistering what was there, so the cell can run again. Returns (kernel, grad)."""
+    for registry in (aics.op_def_registry, aics.kernel_registry, aics.gradient_registry):
+        registry.unregister(OP)
+    define()
+    aics.register_kernel(OP, device="CPU", type_constraint={"T": [aics.float32, aics.float64]})(kernel)
+    aics.RegisterGradient(OP)(grad)
+    return kernel, grad
 
 
 def broadcast_brute(a, b):

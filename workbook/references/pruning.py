@@ -1,4 +1,4 @@
-"""Notebook 16 (sparse training): references for the magnitude-mask exercise and the lab
+"""Notebook 18 (sparse training): references for the magnitude-mask exercise and the lab
 "sparse training without a framework" (exercise 5.12), written independently of aicslib.
 
 Masks. tfmot's rule (``pruning_impl.Pruning._update_mask``; aicslib's ``sparsity.magnitude_mask``):
@@ -156,7 +156,7 @@ class Recorder:
 
 def init_params(seed, sizes=mnist_mlp.SIZES, dtype=np.float32):
     """The MLP chapters' Glorot-uniform weights and zero biases (``workbook.mnist_mlp.init_params``,
-    one initialisation for chapters 03, 15 and 16), cast to ``dtype``."""
+    one initialisation for chapters 04, 17 and 18), cast to ``dtype``."""
     return {k: v.astype(dtype) for k, v in mnist_mlp.init_params(seed, sizes).items()}
 
 

@@ -1,4 +1,4 @@
-"""Reference states of ring-allreduce, for notebook 17's lab (section 6): the buffers of every
+"""Reference states of ring-allreduce, for notebook 19's lab (section 6): the buffers of every
 rank after every step of reduce-scatter and of allgather, and a reference per-rank program.
 
 ``p`` ranks on a ring split their arrays into ``p`` chunks (``np.array_split``).

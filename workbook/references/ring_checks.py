@@ -1,4 +1,4 @@
-"""The checks of notebook 17's ring-allreduce lab (section 6), kept out of the notebook's cells.
+"""The checks of notebook 19's ring-allreduce lab (section 6), kept out of the notebook's cells.
 
 - ``check_step_function(fn, phase, p, n, seed)``: a student's one-step function for
   reduce-scatter or allgather, run step by step on simulated ranks; every rank's buffer is

@@ -1,4 +1,4 @@
-"""Chapter 05's reference: Keras's ``pad_sequences`` rule for integer sequences, written from its
+"""Chapter 06's reference: Keras's ``pad_sequences`` rule for integer sequences, written from its
 documentation (pre padding and pre truncation by default), one sequence at a time."""
 import numpy as np
 

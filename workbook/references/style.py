@@ -1,4 +1,4 @@
-"""Notebook 06 (style transfer): one layer's style loss (Gatys et al. 2016), in float64 NumPy.
+"""Notebook 07 (style transfer): one layer's style loss (Gatys et al. 2016), in float64 NumPy.
 
 For a feature map of shape ``(1, H, W, C)``, reshape it to ``F``, ``M = H*W`` rows (positions) by
 ``N = C`` columns (channels). The Gram matrix ``G = F^T F`` is ``N x N``: channel i against

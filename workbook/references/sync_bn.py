@@ -1,4 +1,4 @@
-"""Reference for the synchronized-BatchNorm exercise of ``18-parallelism-models`` (section 2):
+"""Reference for the synchronized-BatchNorm exercise of ``20-parallelism-models`` (section 2):
 the whole batch's per-channel mean and variance from each replica's count, mean and variance.
 
 Written as the pairwise merge of Chan, Golub and LeVeque (1979): two groups of ``n_a`` and

@@ -1,4 +1,4 @@
-"""Reference parser of aicslib's VLOG logs, for notebook 12's exercise ``parse_vlog`` (section 3);
+"""Reference parser of aicslib's VLOG logs, for notebook 14's exercise ``parse_vlog`` (section 3);
 the cells after the exercise fall back on it (``workbook.grading.use``) until the student's passes.
 
 A log line is ``YYYY-MM-DD hh:mm:ss.ffffff: I file:line] message`` (TF 1.x's C++ ``LOG``/``VLOG``

@@ -22,7 +22,7 @@ nodes sit on different devices.
 Why it pays: the unfused graph writes the convolution's output to memory,
 reads it back to add the bias, writes that, reads it back for the ReLU; the
 fused kernel does the bias and activation on the output while it is still in
-cache (see notebooks/13-operator-fusion).
+cache (see notebooks/15-operator-fusion).
 """
 from ...framework import dtypes
 from ...framework import logging as _log
