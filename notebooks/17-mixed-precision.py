@@ -29,7 +29,7 @@
 # 所以这里看到的舍入、下溢与内存都是真的；只是 CPU 上没有 Tensor Core，fp16 不会更快。
 #
 # 第一个代码单元格打印本章实测的运行时间（完整设置：60000 张训练图，五种配置各训练 3 轮；`AICS_FAST=1`：5000 张图、
-# 每种配置 150 步）。每个训练循环都有进度条。
+# 每种配置 100 步）。每个训练循环都有进度条。
 #
 # **练习**（自动评分，共 9 分）是第 4 节的实验“能救活一次训练的损失缩放”，分三步：状态机、fp32 中的反缩放与检查、
 # 一步完整的带缩放训练。没做完时后面的单元格照常运行（改用参考实现并说明）。
@@ -56,7 +56,7 @@ FAST = flags.FAST                        # AICS_FAST=1: the quick setting used b
 SEED = 0
 np.random.seed(SEED)
 TRAIN_N = 5000 if FAST else 60000        # training images used
-STEPS = 150 if FAST else 3 * 60000 // 128  # training steps per configuration (3 epochs in full)
+STEPS = 100 if FAST else 3 * 60000 // 128  # training steps per configuration (3 epochs in full)
 BATCH = 128
 LR, MOMENTUM = 0.1, 0.9
 GROWTH_STEPS = 40 if FAST else 400       # dynamic loss scale: finite steps before doubling

@@ -98,3 +98,17 @@ def graph_mode():
     with tf1.Graph().as_default() as g:
         yield g
     tf1.enable_v2_behavior()
+
+
+# The tests that take seconds each (a notebook's kernel, nbgrader, MPI ranks, a model) run first, so
+# that the two workers of `make test` share them and finish together instead of one worker running
+# the last long one alone. The order inside each group is the collection order.
+LONG_FIRST = ("tests/grading/test_autograde.py", "tests/grading/test_graders.py", "tests/distribute/",
+              "tests/models/", "tests/benchmarks/", "tests/ops/test_math_array_ops.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = item.nodeid.split("::")[0]
+        return next((i for i, p in enumerate(LONG_FIRST) if path.startswith(p)), len(LONG_FIRST))
+    items.sort(key=rank)        # stable: the collection order within each group

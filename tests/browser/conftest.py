@@ -296,9 +296,33 @@ def context(browser, lab):
     ctx = browser.new_context(viewport={"width": 1400, "height": 1300}, locale="zh-CN")
     ctx.set_default_timeout(30_000)
     try:
-        page = ctx.new_page()
-        page.goto(f"{lab.url}/lab?token={lab.token}", wait_until="domcontentloaded", timeout=60_000)
-        page.close()
         yield ctx
     finally:
         ctx.close()
+
+
+def open_lab(page, lab):
+    """Loads JupyterLab in `page` and waits until its app is restored (window.jupyterapp)."""
+    page.goto(f"{lab.url}/lab?token={lab.token}", wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+
+class LabPage:
+    """One JupyterLab page per worker, loaded once: each test opens its notebook in it and closes
+    it at the end (loading the whole app again for every notebook costs seconds of CPU each);
+    `reload()` after a failure, so the next notebook starts from a fresh app."""
+
+    def __init__(self, page, lab):
+        self.page, self.lab = page, lab
+        self.reload()
+
+    def reload(self):
+        open_lab(self.page, self.lab)
+
+
+@pytest.fixture(scope="session")
+def lab_page(context, lab):
+    page = context.new_page()
+    yield LabPage(page, lab)
+    page.close()

@@ -81,6 +81,21 @@ JS_OUTPUT_SIGNATURE = """([sel, stable, text]) => {
 JS_PANEL = """(name) => [...window.jupyterapp.shell.widgets('main')]
   .find(w => w.context && w.context.path && w.context.path.split('/').pop() === name)"""
 
+JS_OPEN = """async (name) => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const panel = await app.commands.execute('docmanager:open', {path: name, factory: 'Notebook'});
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  return true;
+}"""
+
+# Every document closed without asking (the test saved what it checks), so the next notebook is
+# the only one in the page.
+JS_CLOSE_ALL = """() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) {
+  if (w.context && w.context.model) w.context.model.dirty = false;
+  w.dispose(); } }"""
+
 JS_SAVE = """async (name) => { await (%s)(name).context.save(); return true; }""" % JS_PANEL
 
 JS_ERRORS = """() => {
@@ -181,8 +196,11 @@ class KernelTraffic:
     only once nothing is outstanding and nothing has arrived for QUIET_S seconds."""
 
     def __init__(self, page):
-        self.pending, self.last = {}, time.monotonic()
+        self.page, self.pending, self.last = page, {}, time.monotonic()
         page.on("websocket", self._attach)
+
+    def close(self):
+        self.page.remove_listener("websocket", self._attach)
 
     def _attach(self, ws):
         ws.on("framesent", lambda payload: self._frame(payload, sent=True))
@@ -315,7 +333,7 @@ class Notebook:
 
 
 def _open(page, lab, name):
-    page.goto(f"{lab.url}/lab/tree/{name}?reset", wait_until="domcontentloaded", timeout=60_000)
+    page.evaluate(JS_OPEN, name)
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(state="visible", timeout=60_000)
 
 
@@ -619,10 +637,13 @@ def test_browser_and_cjk_font(browser, chromium_path):
 
 @pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param(None, marks=pytest.mark.skip(
     reason="no notebooks/*.ipynb yet"))])
-def test_notebook_in_browser(name, context, lab, artifacts):
-    page = context.new_page()
+def test_notebook_in_browser(name, lab_page, lab, artifacts):
+    page = lab_page.page
     console_errors = []
-    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+
+    def on_page_error(exc):
+        console_errors.append(str(exc))
+    page.on("pageerror", on_page_error)
     nb = Notebook(page, lab, name, artifacts)
     report = {"notebook": name}
     failures = []
@@ -694,14 +715,21 @@ def test_notebook_in_browser(name, context, lab, artifacts):
         nb.shot("end", always=bool(failures))
     except BaseException:
         nb.shot("failure", always=True)
+        broken = True
         raise
+    else:
+        broken = False
     finally:
         report["total_s"] = round(time.monotonic() - t0, 1)
         report["failures"] = failures
         (artifacts / f"{nb.stem}-report.json").write_text(
             json.dumps(report, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+        page.remove_listener("pageerror", on_page_error)
+        nb.traffic.close()
         try:
+            page.evaluate(JS_CLOSE_ALL)
             lab.shutdown_sessions()
         finally:
-            page.close()
+            if broken or failures:          # the next notebook starts from a freshly loaded app
+                lab_page.reload()
     assert not failures, f"{name}:\n" + "\n".join(failures)
