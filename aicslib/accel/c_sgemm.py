@@ -88,3 +88,28 @@ def usable(a, b, out):
             and (out.strides[1] == 4 or out.shape[1] <= 1)
             and all(s % 4 == 0 for s in a.strides + b.strides + out.strides)
             and not np.may_share_memory(out, a) and not np.may_share_memory(out, b))
+
+
+#: Input channels :func:`conv2d_implicit` takes at most (the C side's zero row for the padding).
+CONV_MAX_CHANNELS = 4096
+
+
+def conv2d_implicit(lib, x, w2, y, g, n0, n1, r0, r1):
+    """Output rows ``r0:r1`` of images ``n0:n1`` of a Conv2D into ``y`` (their pixels, contiguous
+    ``(pixels, K)`` float32), in C on this thread: the im2col GEMM with the rows of the im2col
+    matrix read where they lie in ``x`` (contiguous NHWC float32) instead of from a copy.
+
+    ``w2``: the HWIO filter as a contiguous ``(kh*kw*C, K)`` matrix; ``g``: ``conv_geometry``'s
+    dict. Every version gives the same bits (each element: one sum over the taps, then the
+    channels), which differ from :func:`sgemm`'s of the im2col matrix only by rounding.
+    """
+    geometry = np.array([g[k] for k in ("H", "W", "C", "K", "kh", "kw", "sh", "sw", "dh", "dw", "pt", "pl",
+                                        "Ho", "Wo")], np.int64)
+    status = lib.aics_conv2d_implicit(geometry.ctypes.data, x.ctypes.data, w2.ctypes.data, y.ctypes.data,
+                                      n0, n1, r0, r1)
+    if status != 0:
+        error = ValueError if status == -1 else MemoryError     # -1: a geometry the C side refuses
+        raise error(f"aics_conv2d_implicit failed (status {status}) for output rows {r0}:{r1} of "
+                    f"images {n0}:{n1}, geometry {geometry.tolist()} (H, W, C, K, kh, kw, sh, sw, dh, dw, "
+                    f"pt, pl, Ho, Wo)")
+    return y

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..kernels.conv_2d import as_floats, conv_geometry, im2col_view
 from ..kernels.conv_ops import conv2d_direct, resolve_algorithm
-from . import work_sharder
+from . import c_sgemm, work_sharder
 from .conv_policy import choose_conv2d_algorithm, winograd_tile_size
 from .conv_winograd import conv2d_winograd, conv2d_winograd_f4
 from .work_sharder import padded_slab, run_blocks, scratch, sharded_matmul, split_blocks
@@ -49,9 +49,16 @@ def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block
         return y
     sh, sw, dh, dw = g["sh"], g["sw"], g["dh"], g["dw"]
     y = np.empty((N, Ho, Wo, K), dtype=x.dtype) if out is None else out
+    implicit = _implicit_gemm(x, w2, y, g)
 
     def block(b):
         n0, n1, r0, r1 = b
+        if implicit is not None:
+            lib, xc, wc = implicit
+            c_sgemm.conv2d_implicit(lib, xc, wc, y[n0:n1, r0:r1], g, n0, n1, r0, r1)
+            if epilogue is not None:
+                epilogue(y[n0:n1, r0:r1])
+            return
         # the padded input rows this block of output rows reads, then its im2col view
         slab = padded_slab(x, n0, n1, r0 * sh - g["pt"], (r1 - r0 - 1) * sh + (kh - 1) * dh + 1,
                            -g["pl"], (Wo - 1) * sw + (kw - 1) * dw + 1, "im2col_pad")
@@ -71,6 +78,27 @@ def conv2d_im2col(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), block
     if N * Ho * Wo:
         run_blocks(block, split_blocks(N, Ho, Wo * kh * kw * C * 4, block_bytes, Wo))
     return y
+
+
+def _implicit_gemm(x, w2, y, g):
+    """``(library, x, w2)`` when a strided conv runs as the C implicit GEMM
+    (:func:`~.c_sgemm.conv2d_implicit`), else None.
+
+    A strided convolution's im2col matrix is no view of the input that a GEMM could read
+    directly, and the im2col path's copy of it cost issue 29's 56x56x64 stride-2 layer about a
+    fifth of its time; the implicit GEMM reads each row of A where it lies instead, as oneDNN's
+    direct convolution needs no copy either (benchmarks/README.md, "Strided Conv2D forward").
+    Stride 1 keeps the im2col path and Winograd, which the thresholds of conv_policy.py were
+    measured with.
+    """
+    if (g["sh"], g["sw"]) == (1, 1) or x.dtype != np.float32 or g["C"] > c_sgemm.CONV_MAX_CHANNELS:
+        return None
+    if not (y.flags.c_contiguous and y.dtype == np.float32):
+        return None
+    lib = work_sharder.native_gemm_library()
+    if lib is None:
+        return None
+    return lib, np.ascontiguousarray(x), np.ascontiguousarray(w2)
 
 
 def epilogue_by_rows(epilogue, y):

@@ -47,6 +47,8 @@ LIBRARIES = (
             "aics_sgemm_packed_batched": (INT, [I64, I64, I64, I64, PTR, I64, I64, I64, PTR, I64, I64, I64,
                                                 PTR, I64, I64, INT]),
             "aics_sgemm_packed_tile": (INT, [ctypes.POINTER(I64), ctypes.POINTER(I64)]),
+            # (g, x, w, y, n0, n1, r0, r1)
+            "aics_conv2d_implicit": (INT, [PTR, PTR, PTR, PTR, I64, I64, I64, I64]),
         }, "float32 GEMMs run on NumPy's BLAS"),
     NativeLibrary(
         "libaics_depthwise", ["aics_depthwise.c"], ["aics_isa.h", "aics_depthwise_version.h", "aics_depthwise_impl.h"],

@@ -56,6 +56,25 @@ class Plan:
         # What the loop needs per step, unpacked once here rather than per run.
         self.loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0], s.multi,
                       free) for s, free in zip(steps, free_after)]
+        # Nodes whose output is the same object on every run (a Const's array, a VarHandleOp's
+        # variable in this session's resources): an untraced run takes their values from a
+        # template filled by running them once, and loops over the other steps only (TF's
+        # VarHandleOp kernel likewise makes its handle once and hands it out on every run).
+        fixed = [i for i, s in enumerate(steps) if s.op.type in FIXED_VALUE_OPS and not s.in_slots
+                 and not s.op.control_inputs and not s.multi]
+        self.fixed_steps = [steps[i] for i in fixed]
+        fixed = set(fixed)
+        self.varying_loop = [entry for i, entry in enumerate(self.loop) if i not in fixed]
+        self._template = None
+
+    def template(self, step):
+        """A fresh value list with the fixed nodes' values in their slots (run once, on first use)."""
+        if self._template is None:
+            vals = [None] * self.num_slots
+            for s in self.fixed_steps:
+                vals[s.out_slots[0]] = step(s.call, (), s.op)
+            self._template = vals
+        return self._template.copy()
 
     @property
     def ops(self):
@@ -71,21 +90,32 @@ def _gather(slots):
     return operator.itemgetter(*slots)
 
 
+#: Ops without inputs whose kernel returns the same object on every run of a session's plan.
+FIXED_VALUE_OPS = frozenset({"Const", "VarHandleOp"})
+
+
 def run_plan(plan, feeds, step=run_kernel):
-    """Runs ``plan`` with ``feeds`` ({tensor: array}); the fetched values, in fetch order."""
-    vals = [None] * plan.num_slots
+    """Runs ``plan`` with ``feeds`` ({tensor: array}); the fetched values, in fetch order.
+
+    An untraced run on one thread skips the plan's fixed-value nodes (``Plan.template``); a
+    traced or logged one (``step``, a Tracer) and one on several devices run every node.
+    """
+    parallel = parallel_executor.applies(plan)
+    fast = step is run_kernel and not parallel
+    vals = plan.template(step) if fast else [None] * plan.num_slots
     for t, slot in plan.feed_slots:
         vals[slot] = feeds[t]
-    if parallel_executor.applies(plan):
+    if parallel:
         parallel_executor.run(plan, vals, step)
     else:
-        run_sequential(plan, vals, step)
+        run_sequential(plan, vals, step, plan.varying_loop if fast else plan.loop)
     return [None if slot is None else vals[slot] for slot in plan.fetch_slots]
 
 
-def run_sequential(plan, vals, step=run_kernel):
-    """The plan's steps in order on this thread, each value cleared after its last use."""
-    for call, op, gather, out, multi, free in plan.loop:
+def run_sequential(plan, vals, step=run_kernel, loop=None):
+    """The plan's steps (``loop``: all of ``plan.loop`` by default) in order on this thread,
+    each value cleared after its last use."""
+    for call, op, gather, out, multi, free in plan.loop if loop is None else loop:
         r = step(call, gather(vals), op)
         if multi:
             for s, v in zip(out, r):

@@ -51,10 +51,10 @@ def _ones_like(x):
 
 
 def _dims(dims, op):
-    d = np.asarray(dims).reshape(-1)
-    if np.any(d < 0):
-        raise InvalidArgumentError(None, None, f"{op}: dimensions must be non-negative, got {d.tolist()}")
-    return tuple(int(v) for v in d)
+    d = np.asarray(dims).reshape(-1).tolist()      # Python ints: checked without NumPy scalars
+    if any(v < 0 for v in d):
+        raise InvalidArgumentError(None, None, f"{op}: dimensions must be non-negative, got {d}")
+    return tuple(d)
 
 
 @register_kernel("Fill")
@@ -189,9 +189,10 @@ def _tile(input, multiples):
 
 @register_kernel("BroadcastTo")
 def _broadcast_to(input, shape):
-    check_allocation(_dims(shape, "BroadcastTo"), input.dtype)
+    dims = _dims(shape, "BroadcastTo")
+    check_allocation(dims, input.dtype)
     try:
-        return np.ascontiguousarray(np.broadcast_to(input, _dims(shape, "BroadcastTo")))
+        return np.ascontiguousarray(np.broadcast_to(input, dims))
     except ValueError:
         raise InvalidArgumentError(None, None, f"Incompatible shapes: {list(input.shape)} vs. "
                                    f"{list(np.asarray(shape).reshape(-1))}") from None

@@ -54,10 +54,21 @@ def _leaky_relu_grad(gradients, features, alpha):
 
 # --- softmax -----------------------------------------------------------------
 
-# A row holding +inf or NaN gives NaN where inf - inf or NaN appears, as TF's reference (Eigen)
-# kernel computes it, silently: [inf, 1] -> [nan, nan]. (TF's oneDNN float32 kernel, the default
-# of x86 eager mode, prints [nan, 0] for that row; its graph mode, float64 and float16 print
-# [nan, nan].)
+# A row holding +inf or NaN gives NaN where inf - inf or NaN appears. How far that NaN spreads
+# depends on TF's kernel:
+# - TF's reference (Eigen) kernel, softmax_op_functor.h: exp(x - max) then times 1 / sum. The
+#   NaN reaches the row's sum and so every entry: [inf, 1] -> [nan, nan]. TF runs it for float64,
+#   float16 and bfloat16 eagerly, and for LogSoftmax of every dtype (oneDNN has no LogSoftmax in
+#   TF), which gives [nan, nan] the same way.
+# - TF's oneDNN kernel (_MklSoftmax), which TF 2.21 on x86 runs for float32 Softmax eagerly and
+#   in graphs (mkl_layout_pass.cc rewrites Softmax to it): its exp clamps its argument into
+#   [ln FLT_MIN, ln FLT_MAX] with min/max instructions that return the bound for a NaN, so
+#   exp(NaN) is exp(ln FLT_MAX) = +inf, the row's sum is +inf, and the other entries come out
+#   as 0 / inf = 0: [inf, 1] -> [nan, 0] (issue 29's TF 2.21 result). (TF's grappler folds a
+#   Softmax of constants with the Eigen kernel before that rewrite; aicslib folds with this one.)
+# Both silently (no RuntimeWarning).
+_ONEDNN_SOFTMAX = (np.dtype(np.float32),)
+
 
 def _log_softmax(x):
     with np.errstate(invalid="ignore", over="ignore"):
@@ -79,7 +90,17 @@ def _softmax(logits):
         return np.empty_like(logits)
     with np.errstate(invalid="ignore", over="ignore"):
         e = np.exp(logits - logits.max(axis=-1, keepdims=True))
-        e /= e.sum(axis=-1, keepdims=True)
+        total = e.sum(axis=-1, keepdims=True)
+        if logits.dtype in _ONEDNN_SOFTMAX:
+            # Only a NaN in e makes a row's sum NaN (the other entries are in [0, 1]): one check
+            # on the sums, so finite rows pay nothing more. In such a row oneDNN divides by a sum
+            # of +inf (above): NaN stays NaN, everything else becomes 0.
+            bad = np.isnan(total)
+            if bad.any():
+                rows = bad[..., 0]
+                e[rows] = np.where(np.isnan(e[rows]), e.dtype.type(np.nan), e.dtype.type(0))
+                total[rows] = 1
+        e /= total
     return _like(e, logits)
 
 

@@ -33,19 +33,22 @@ def _accumulator(dtype):
 
 
 def _axes(x, reduction_indices, op):
-    axes = np.asarray(reduction_indices).reshape(-1)
+    # Python ints (tolist) for the checks: comparisons of NumPy scalars cost a few times more,
+    # and a training step runs several reductions (bias gradients, the loss's mean).
+    axes = np.asarray(reduction_indices).reshape(-1).tolist()
     rank = x.ndim
     for a in axes:
         if not -rank <= a < (rank if rank else 1):
             raise InvalidArgumentError(None, None, f"Invalid reduction dimension ({a} for input with "
                                        f"{rank} dimension(s)) in {op}")
-    return tuple(int(a) % rank for a in axes) if rank else ()
+    return tuple(a % rank for a in axes) if rank else ()
 
 
 @register_kernel("Sum", type_constraint={"T": NUM})
 def _sum(input, reduction_indices, keep_dims=False):
-    total = np.sum(input, axis=_axes(input, reduction_indices, "Sum"), keepdims=keep_dims,
-                   dtype=_accumulator(input.dtype))
+    # np.add.reduce is what np.sum calls, without np.sum's Python dispatch layers
+    total = np.add.reduce(input, axis=_axes(input, reduction_indices, "Sum"), keepdims=keep_dims,
+                          dtype=_accumulator(input.dtype))
     return np.asarray(total).astype(input.dtype, copy=False)
 
 
@@ -55,7 +58,19 @@ def _mean(input, reduction_indices, keep_dims=False):
     if input.dtype.kind in "iu":  # TF's integer mean truncates
         n = int(np.prod([input.shape[a] for a in axes])) if axes else 1
         return (np.sum(input, axis=axes, keepdims=keep_dims, dtype=np.int64) // max(n, 1)).astype(input.dtype)
-    mean = np.mean(input, axis=axes, keepdims=keep_dims, dtype=_accumulator(input.dtype))
+    count = 1
+    for a in axes:
+        count *= input.shape[a]
+    if count == 0:      # NumPy's mean of nothing: NaN, with its "Mean of empty slice" warning
+        mean = np.mean(input, axis=axes, keepdims=keep_dims, dtype=_accumulator(input.dtype))
+        return np.asarray(mean).astype(input.dtype, copy=False)
+    # np.mean's own steps (_methods._mean: the sum, then one division by the count in the
+    # accumulator's type), without its Python layers: the same bits
+    total = np.add.reduce(input, axis=axes, keepdims=keep_dims, dtype=_accumulator(input.dtype))
+    if isinstance(total, np.ndarray):
+        mean = np.true_divide(total, count, out=total, casting="unsafe")
+    else:
+        mean = total.dtype.type(total / count)
     return np.asarray(mean).astype(input.dtype, copy=False)
 
 

@@ -1,14 +1,19 @@
-"""The strided input gradient by phases (aicslib/accel/conv_strided.py) against independent
-references: brute-force loops written here, the reference kernel's direct loops, and central
-differences of the forward, for odd sizes, SAME/VALID/explicit padding, strides 1-3, float32
-and float64, on one thread and on the work sharder's threads."""
+"""The strided convolution's own paths against independent references: the input gradient by
+phases (aicslib/accel/conv_strided.py) against brute-force loops written here, the reference
+kernel's direct loops and central differences of the forward, for odd sizes, SAME/VALID/explicit
+padding, strides 1-3, float32 and float64, on one thread and on the work sharder's threads; and
+the strided forward's implicit GEMM (aics_conv2d_implicit) against brute-force loops, on every
+instruction set and on the threads, and its fallbacks."""
 import itertools
 
 import numpy as np
 import pytest
 
 import aicslib as aics
+from aicslib import flags
+from aicslib.accel import c_sgemm, native_loader
 from aicslib.accel import conv_backprop_input as fcgi
+from aicslib.accel import conv_forward as fco
 from aicslib.accel import work_sharder
 from aicslib.accel.conv_strided import conv2d_backprop_input_phases
 from aicslib.kernels.conv_2d import conv_geometry
@@ -159,3 +164,108 @@ def test_im2col_writes_into_a_given_output_even_a_strided_view(kernel, strides):
     np.testing.assert_array_equal(out, want)
     with pytest.raises(ValueError, match="out must be"):
         conv2d_im2col(x, w, strides, "SAME", out=np.empty((3, 1, 1, 4), np.float32))
+
+
+# -- the strided forward: implicit GEMM ---------------------------------------------------------
+
+def brute_force_forward(x, w, strides, padding, dilations=(1, 1)):
+    """y by its definition, in float64: each output pixel the sum over the taps of its input pixel
+    (zero in the padding) times the tap's C x K matrix."""
+    g = conv_geometry(x.shape, w.shape, strides, padding, dilations)
+    N, H, W, C = x.shape
+    xp = np.zeros((N, H + g["pt"] + g["pb"], W + g["pl"] + g["pr"], C))
+    xp[:, g["pt"]:g["pt"] + H, g["pl"]:g["pl"] + W] = x
+    y = np.zeros((N, g["Ho"], g["Wo"], w.shape[3]))
+    for oh in range(g["Ho"]):
+        for ow in range(g["Wo"]):
+            for i in range(w.shape[0]):
+                for j in range(w.shape[1]):
+                    y[:, oh, ow] += xp[:, oh * g["sh"] + i * g["dh"], ow * g["sw"] + j * g["dw"]] @ w[i, j]
+    return y
+
+
+needs_sgemm = pytest.mark.skipif(c_sgemm.library() is None, reason="the C SGEMM is not built")
+
+IMPLICIT_CASES = [  # (N, H, W, C), (kh, kw, K), strides, padding, dilations
+    ((2, 7, 9, 3), (3, 3, 4), (2, 2), "SAME", (1, 1)),
+    ((3, 11, 10, 5), (3, 2, 70), (3, 2), "VALID", (1, 1)),       # K = 70: past two 32-wide tiles
+    ((2, 6, 5, 1), (1, 1, 33), (2, 2), "SAME", (1, 1)),          # 1x1, one input channel
+    ((1, 9, 9, 2), (4, 4, 3), (2, 3), "SAME", (1, 1)),
+    ((2, 10, 7, 3), (3, 3, 2), (2, 2), [(1, 2), (0, 3)], (1, 1)),  # explicit padding
+    ((2, 13, 12, 4), (3, 3, 6), (2, 2), "SAME", (2, 2)),         # dilated and strided
+    ((1, 3, 3, 2), (5, 5, 3), (2, 2), "SAME", (1, 1)),           # filter wider than the input
+    ((2, 17, 19, 40), (3, 3, 64), (2, 2), "SAME", (1, 1)),       # > 12 pixels per row: tiles cross rows
+]
+
+
+def strided_forward_calls(monkeypatch):
+    calls = []
+    real = c_sgemm.conv2d_implicit
+    monkeypatch.setattr(c_sgemm, "conv2d_implicit", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+@needs_sgemm
+@pytest.mark.parametrize("x_shape,f,strides,padding,dilations", IMPLICIT_CASES)
+def test_implicit_gemm_matches_brute_force(monkeypatch, x_shape, f, strides, padding, dilations):
+    monkeypatch.setattr(flags, "GEMM", "auto")
+    calls = strided_forward_calls(monkeypatch)
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal(x_shape, dtype=np.float32)
+    w = rng.standard_normal((f[0], f[1], x_shape[3], f[2]), dtype=np.float32)
+    got = fco.conv2d(x, w, strides, padding, dilations, algorithm="im2col")
+    assert calls and got.dtype == np.float32
+    want = brute_force_forward(x, w, strides, padding, dilations)
+    # float32 sums of kh*kw*C products: error about sqrt(k) * eps * sum |x||w|
+    scale = brute_force_forward(np.abs(x), np.abs(w), strides, padding, dilations) + 1
+    k = f[0] * f[1] * x_shape[3]
+    assert np.all(np.abs(got - want) <= 4 * np.sqrt(k) * np.finfo(np.float32).eps * scale)
+
+
+@needs_sgemm
+def test_implicit_gemm_is_the_same_bits_on_every_isa_and_on_the_threads(monkeypatch):
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((4, 23, 21, 24), dtype=np.float32)
+    w = rng.standard_normal((3, 3, 24, 40), dtype=np.float32)
+    results = []
+    try:
+        for isa in native_loader.supported_isas():
+            native_loader.set_isa(isa)
+            results.append(fco.conv2d_im2col(x, w, (2, 2), "SAME"))
+            monkeypatch.setattr(work_sharder, "NUM_THREADS", 1)
+            results.append(fco.conv2d_im2col(x, w, (2, 2), "SAME"))
+            monkeypatch.undo()
+    finally:
+        native_loader.set_isa(flags.ACCEL_ISA)
+    for got in results[1:]:
+        assert np.array_equal(got.view(np.uint32), results[0].view(np.uint32))
+    np.testing.assert_allclose(results[0], brute_force_forward(x, w, (2, 2), "SAME"), rtol=1e-4, atol=1e-4)
+
+
+@needs_sgemm
+def test_strided_forward_falls_back_where_the_implicit_gemm_does_not_apply(monkeypatch):
+    calls = strided_forward_calls(monkeypatch)
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((2, 9, 8, 3))
+    w = rng.standard_normal((3, 3, 3, 4))
+    want = brute_force_forward(x, w, (2, 2), "SAME")
+    np.testing.assert_allclose(fco.conv2d_im2col(x, w, (2, 2), "SAME"), want, rtol=1e-12)    # float64
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    fco.conv2d_im2col(x32, w32, (1, 1), "SAME")                # stride 1: the im2col copy
+    monkeypatch.setattr(flags, "GEMM", "blas")                  # AICS_GEMM=blas: BLAS's GEMM
+    np.testing.assert_allclose(fco.conv2d_im2col(x32, w32, (2, 2), "SAME"), want, rtol=1e-4, atol=1e-4)
+    assert calls == []
+    monkeypatch.setattr(flags, "GEMM", "auto")
+    np.testing.assert_allclose(fco.conv2d_im2col(x32[:, ::-1], w32, (2, 2), "SAME"),   # a strided view of x
+                               brute_force_forward(x[:, ::-1], w, (2, 2), "SAME"), rtol=1e-4, atol=1e-4)
+    assert calls
+
+
+@needs_sgemm
+def test_implicit_gemm_refuses_a_bad_geometry_by_name():
+    x = np.zeros((1, 4, 4, 2), np.float32)
+    w2 = np.zeros((18, 3), np.float32)
+    g = conv_geometry(x.shape, (3, 3, 2, 3), (2, 2), "SAME")
+    y = np.zeros((1, g["Ho"], g["Wo"], 3), np.float32)
+    with pytest.raises(ValueError, match=r"aics_conv2d_implicit failed \(status -1\) for output rows 0:9"):
+        c_sgemm.conv2d_implicit(c_sgemm.library(), x, w2, y, g, 0, 1, 0, 9)

@@ -316,6 +316,32 @@ class TestPlanCache:
             assert s.run(c) == 20.0
             assert s.run(b) == 2.0
 
+    def test_fixed_value_nodes_come_from_the_plan_and_a_traced_run_lists_them(self, g):
+        # A Const's array and a VarHandleOp's variable are the same objects on every run: an
+        # untraced run takes them from the plan (run once), a traced one runs and lists every node.
+        v = aics.Variable(1.0, name="v")
+        c = aics.constant(2.0, name="c")
+        x = aics.placeholder(aics.float32, [], name="x")
+        y = v * c + x
+        inc = v.assign_add(1.0)
+        vec = aics.constant([1.0, 2.0], name="vec")
+        with aics.Session() as s:
+            s.run(aics.global_variables_initializer())
+            assert [float(s.run(y, {x: 1.0})) for _ in range(2)] == [3.0, 3.0]
+            s.run(inc)
+            assert float(s.run(y, {x: 0.5})) == 4.5          # the variable's update is seen
+            got = s.run(vec)
+            got[0] = 9.0                                     # a fetched value is the caller's copy
+            assert s.run(vec).tolist() == [1.0, 2.0]
+            plan = s._plans[next(k for k in s._plans if y in k[0])]
+            fixed = {st.op.name for st in plan.fixed_steps}
+            assert {"v", "c"} <= fixed
+            assert not fixed & {entry[1].name for entry in plan.varying_loop}
+            md = aics.RunMetadata()
+            assert float(s.run(y, {x: 0.0}, options=aics.RunOptions(trace_level=aics.RunOptions.FULL_TRACE),
+                               run_metadata=md)) == 4.0
+            assert {"v", "c"} <= {n.node_name for n in md.node_stats()}
+
 
 class TestLifetime:
     def test_closed_session_raises(self, g):

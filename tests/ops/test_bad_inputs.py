@@ -270,35 +270,61 @@ def test_dataset_range_arguments():
 # -- softmax of inf and NaN rows ----------------------------------------------------------------
 
 INF, NAN = np.inf, np.nan
-# TF 2.21's reference kernels (graph mode, float64, float16, or TF_ENABLE_ONEDNN_OPTS=0 eagerly):
-# a row with +inf or NaN turns NaN wherever inf - inf or NaN appears; -inf entries are 0 / -inf.
+# TF 2.21's reference (Eigen) kernels, which run Softmax for float64 and every LogSoftmax: a row
+# with +inf or NaN turns NaN wherever inf - inf or NaN appears, and that NaN reaches the row's sum
+# and so every entry; -inf entries are 0 / -inf. Columns: row, softmax, log_softmax, float32
+# softmax. TF's float32 Softmax is oneDNN's (eager and graph, x86): exp(NaN) is +inf there, the
+# row sums to +inf and its finite entries give 0 / inf = 0, so softmax([[inf, 1.0]]) is
+# [[nan, 0.]] (issue 29's TF 2.21 result).
 SOFTMAX_ROWS = [
-    ([INF, 1.0], [NAN, NAN], [NAN, NAN]),
-    ([INF, INF], [NAN, NAN], [NAN, NAN]),
-    ([-INF, 1.0], [0.0, 1.0], [-INF, 0.0]),
-    ([-INF, -INF], [NAN, NAN], [NAN, NAN]),
-    ([NAN, 1.0], [NAN, NAN], [NAN, NAN]),
-    ([INF, -INF], [NAN, NAN], [NAN, NAN]),
-    ([-INF, -INF, 1.0], [0.0, 0.0, 1.0], [-INF, -INF, 0.0]),
+    ([INF, 1.0], [NAN, NAN], [NAN, NAN], [NAN, 0.0]),
+    ([INF, INF], [NAN, NAN], [NAN, NAN], [NAN, NAN]),
+    ([-INF, 1.0], [0.0, 1.0], [-INF, 0.0], [0.0, 1.0]),
+    ([-INF, -INF], [NAN, NAN], [NAN, NAN], [NAN, NAN]),
+    ([NAN, 1.0], [NAN, NAN], [NAN, NAN], [NAN, NAN]),
+    ([INF, -INF], [NAN, NAN], [NAN, NAN], [NAN, 0.0]),
+    ([-INF, -INF, 1.0], [0.0, 0.0, 1.0], [-INF, -INF, 0.0], [0.0, 0.0, 1.0]),
+    ([1.0, INF, 2.0, INF], [NAN] * 4, [NAN] * 4, [0.0, NAN, 0.0, NAN]),
 ]
-SOFTMAX_CASES = ([(dt, *row) for row in SOFTMAX_ROWS for dt in (np.float32, np.float64)]
+SOFTMAX_CASES = ([(np.float64, row, soft, log_soft) for row, soft, log_soft, _ in SOFTMAX_ROWS]
+                 + [(np.float32, row, soft32, log_soft) for row, _, log_soft, soft32 in SOFTMAX_ROWS]
                  # finite, but their difference overflows float32
                  + [(np.float32, [3.4e38, -3.4e38], [1.0, 0.0], [0.0, -INF])])
+
+
+def _softmax_both_modes(x):
+    """softmax and log_softmax of x eagerly and in a graph fed through a placeholder (not folded
+    as a constant), both without a RuntimeWarning: TF says nothing either."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eager = aics.nn.softmax(x).numpy(), aics.nn.log_softmax(x).numpy()
+        with aics.Graph().as_default():
+            p = aics.placeholder(aics.as_dtype(x.dtype), x.shape)
+            with aics.Session() as sess:
+                graph = sess.run([aics.nn.softmax(p), aics.nn.log_softmax(p)], {p: x})
+    return eager, graph
 
 
 @pytest.mark.parametrize("dtype,row,soft,log_soft", SOFTMAX_CASES)
 def test_softmax_of_infinite_rows_is_tfs(dtype, row, soft, log_soft):
     x = np.array([row], dtype)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")        # TF says nothing either: no RuntimeWarning
-        np.testing.assert_array_equal(aics.nn.softmax(x).numpy(), [soft])
-        np.testing.assert_array_equal(aics.nn.log_softmax(x).numpy(), [log_soft])
-    with aics.Graph().as_default():
-        s, ls = aics.nn.softmax(aics.constant(x)), aics.nn.log_softmax(aics.constant(x))
+    for got_s, got_ls in _softmax_both_modes(x):
+        np.testing.assert_array_equal(got_s, [soft])
+        np.testing.assert_array_equal(got_ls, [log_soft])
+    with aics.Graph().as_default():       # a constant input, folded or not, gives the same
         with aics.Session() as sess:
-            got_s, got_ls = sess.run([s, ls])
-    np.testing.assert_array_equal(got_s, [soft])
-    np.testing.assert_array_equal(got_ls, [log_soft])
+            np.testing.assert_array_equal(sess.run(aics.nn.softmax(aics.constant(x))), [soft])
+
+
+def test_float32_softmax_keeps_finite_rows_beside_an_infinite_one():
+    # only the row holding +inf changes; the others are the ordinary softmax, in any rank
+    x = np.array([[[INF, 1.0, 0.0], [1.0, 2.0, 3.0]], [[0.5, 0.5, 0.5], [1.0, INF, -INF]]],
+                 np.float32)
+    e = np.exp(np.float64([1.0, 2.0, 3.0]) - 3.0)
+    want = np.array([[[NAN, 0, 0], e / e.sum()], [[1 / 3] * 3, [0, NAN, 0]]], np.float32)
+    for got_s, _ in _softmax_both_modes(x):
+        np.testing.assert_allclose(got_s, want, rtol=1e-6)
+    np.testing.assert_array_equal(aics.nn.softmax(x[0, 0]).numpy(), [NAN, 0, 0])    # rank 1
 
 
 def test_softmax_needs_a_class_axis():

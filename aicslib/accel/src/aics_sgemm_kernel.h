@@ -162,6 +162,124 @@ ISA_ATTR static int SG(sgemm_packed) SGEMM_PARAMS {
     return 0;
 }
 
+/* The implicit-GEMM convolution's micro-kernel: an MR x NR tile of C (MR output pixels, NR
+ * output channels) summed over ntaps filter taps of kc input channels each, A's row i for tap t
+ * being the kc floats at rows[t * MR + i] (an input pixel's channels, or zeros for the padding).
+ * The sum of each element runs over the taps in order, then the channels: one sum from zero,
+ * added to C or stored, the same in every version. */
+ISA_ATTR static void SG(micro_kernel_taps)(int64_t ntaps, int64_t kc, const float *const *rows,
+                              const float *restrict bp, float *restrict c, int64_t ldc, int accumulate) {
+    vf acc0[MR], acc1[MR];
+    for (int i = 0; i < MR; ++i) {
+        acc0[i] = (vf){0};
+        acc1[i] = (vf){0};
+    }
+    for (int64_t t = 0; t < ntaps; ++t) {
+        const float *r[MR];
+        for (int i = 0; i < MR; ++i) r[i] = rows[t * MR + i];
+        for (int64_t p = 0; p < kc; ++p) {
+            const vf b0 = *(const vf *)bp, b1 = *(const vf *)(bp + VL);
+            for (int i = 0; i < MR; ++i) {
+                const float ai = r[i][p];
+                acc0[i] = VFMA(ai, b0, acc0[i]);
+                acc1[i] = VFMA(ai, b1, acc1[i]);
+            }
+            bp += NR;
+        }
+    }
+    for (int i = 0; i < MR; ++i) {
+        vf_unaligned *c0 = (vf_unaligned *)(c + i * ldc), *c1 = (vf_unaligned *)(c + i * ldc + VL);
+        if (accumulate) {
+            *c0 += acc0[i];
+            *c1 += acc1[i];
+        } else {
+            *c0 = acc0[i];
+            *c1 = acc1[i];
+        }
+    }
+}
+
+/* A's rows for the implicit GEMM's next tile of h output pixels (MR with the rows past h
+ * reading zeros), each tap's at rows[t * MR + i], from the pixel pos = {img, oh, ow} on; pos is
+ * moved past them. Counted along without divisions: this runs once per MR x K outputs and must
+ * stay small beside their kh*kw*C*MR*K multiply-adds. With prefetch, the rows' cache lines are
+ * asked for too: a strided conv reads few multiply-adds' worth of input per cache line, and the
+ * tile computed meanwhile hides the wait for memory that would otherwise stall it. */
+ISA_ATTR static void SG(implicit_rows)(const int64_t *g, const float *x, int64_t r0, int64_t r1, int64_t h,
+                          int64_t *pos, const float **rows, const float *zeros, int prefetch) {
+    const int64_t H = g[0], W = g[1], C = g[2], kh = g[4], kw = g[5], sh = g[6], sw = g[7];
+    const int64_t dh = g[8], dw = g[9], pt = g[10], pl = g[11], Wo = g[13];
+    for (int64_t i = 0; i < MR; ++i) {
+        const float *image = x + pos[0] * H * W * C;
+        for (int64_t ki = 0, t = 0; ki < kh; ++ki) {
+            const int64_t ih = pos[1] * sh + ki * dh - pt;
+            const int row_inside = i < h && ih >= 0 && ih < H;
+            for (int64_t kj = 0; kj < kw; ++kj, ++t) {
+                const int64_t iw = pos[2] * sw + kj * dw - pl;
+                const float *r = row_inside && iw >= 0 && iw < W ? image + (ih * W + iw) * C : zeros;
+                rows[t * MR + i] = r;
+                if (prefetch && r != zeros)
+                    for (int64_t c = 0; c < C; c += 16) __builtin_prefetch(r + c, 0, 2);
+            }
+        }
+        if (i < h && ++pos[2] == Wo) {
+            pos[2] = 0;
+            if (++pos[1] == r1) {
+                pos[1] = r0;
+                ++pos[0];
+            }
+        }
+    }
+}
+
+/* Conv2D of the NHWC float32 x (N, H, W, C) with the HWIO filter w (kh*kw*C rows of K), output
+ * rows r0 .. r1 of images n0 .. n1 into y, contiguous (that block's pixels, K floats each):
+ * the GEMM of the im2col matrix with w, its rows of A read where they lie in x instead of from
+ * a copy (an "indirect" GEMM, as XNNPACK's convolutions). g = {H, W, C, K, kh, kw, sh, sw,
+ * dh, dw, pt, pl, Ho, Wo}. */
+ISA_ATTR static int SG(conv2d_implicit)(const int64_t *g, const float *x, const float *w, float *y,
+                           int64_t n0, int64_t n1, int64_t r0, int64_t r1, const float *zeros) {
+    const int64_t C = g[2], K = g[3], taps = g[4] * g[5], k = taps * C, m = (n1 - n0) * (r1 - r0) * g[13];
+    const int64_t nc_max = K < NC ? (K + NR - 1) / NR * NR : NC;
+    float *bpack = thread_buffer(0, (size_t)(k * nc_max));
+    const float **rows = malloc((size_t)(2 * taps * MR) * sizeof(*rows));   /* this tile's, the next's */
+    if (bpack == NULL || rows == NULL) {
+        free(rows);
+        return -2;
+    }
+    float edge[MR * NR] __attribute__((aligned(64)));
+    for (int64_t j0 = 0; j0 < K; j0 += NC) {
+        const int64_t nc = K - j0 < NC ? K - j0 : NC;
+        SG(pack_b)(w, K, 1, 0, k, j0, nc, bpack);
+        int64_t pos[3] = {n0, r0, 0};
+        const float **cur = rows, **next = rows + taps * MR;
+        SG(implicit_rows)(g, x, r0, r1, m < MR ? m : MR, pos, cur, zeros, 0);
+        for (int64_t m0 = 0; m0 < m; m0 += MR) {
+            const int64_t h = m - m0 < MR ? m - m0 : MR;
+            if (m0 + MR < m) {
+                const int64_t h_next = m - m0 - MR < MR ? m - m0 - MR : MR;
+                SG(implicit_rows)(g, x, r0, r1, h_next, pos, next, zeros, j0 == 0);
+            }
+            for (int64_t js = 0; js < nc; js += NR) {
+                const int64_t wd = nc - js < NR ? nc - js : NR;
+                float *ct = y + m0 * K + j0 + js;
+                if (wd == NR && h == MR) {
+                    SG(micro_kernel_taps)(taps, C, cur, bpack + js * k, ct, K, 0);
+                    continue;
+                }
+                SG(micro_kernel_taps)(taps, C, cur, bpack + js * k, edge, NR, 0);
+                for (int64_t i = 0; i < h; ++i)
+                    for (int64_t j = 0; j < wd; ++j) ct[i * K + j] = edge[i * NR + j];
+            }
+            const float **t = cur;
+            cur = next;
+            next = t;
+        }
+    }
+    free(rows);
+    return 0;
+}
+
 #undef vf
 #undef vf_unaligned
 #undef NR

@@ -32,6 +32,7 @@
 
 #define KC 256          /* a KC x NR sliver of B: 32 KiB with 512-bit vectors, kept in L1 */
 #define NC 2048         /* a KC x NC panel of B: 2 MiB, in L3 */
+#define AICS_CONV_MAX_CHANNELS 4096  /* aics_conv2d_implicit's input channels, at most */
 
 #define SGEMM_PARAMS (int64_t m, int64_t n, int64_t k, const float *a, int64_t rsa, int64_t csa, \
                       const float *b, int64_t rsb, int64_t csb, float *c, int64_t ldc, int accumulate)
@@ -149,6 +150,29 @@ AICS_EXPORT int aics_sgemm_packed_batched(int64_t count, int64_t m, int64_t n, i
         if (status != 0) return status;
     }
     return 0;
+}
+
+/* Conv2D by the implicit GEMM (aics_sgemm_kernel.h's conv2d_implicit): y (the block's output
+ * pixels, contiguous) = the im2col rows of output rows r0 .. r1 of images n0 .. n1 of x, times w.
+ * 0, -1 for a bad geometry, -2 without memory. */
+AICS_EXPORT int aics_conv2d_implicit(const int64_t *g, const float *x, const float *w, float *y,
+                                     int64_t n0, int64_t n1, int64_t r0, int64_t r1) {
+    static const float zeros[AICS_CONV_MAX_CHANNELS] __attribute__((aligned(64)));  /* the padding */
+    for (int i = 0; i < 14; ++i)
+        if (g[i] < 0) return -1;
+    if (g[2] > AICS_CONV_MAX_CHANNELS || g[6] < 1 || g[7] < 1 || g[8] < 1 || g[9] < 1 || n0 < 0
+        || n1 < n0 || r0 < 0 || r1 < r0 || r1 > g[12])
+        return -1;
+    if (n1 == n0 || r1 == r0 || g[3] == 0) return 0;
+    if (g[2] == 0 || g[4] == 0 || g[5] == 0) {
+        for (int64_t i = 0; i < (n1 - n0) * (r1 - r0) * g[13] * g[3]; ++i) y[i] = 0.0f;
+        return 0;
+    }
+#if AICS_X86
+    if (aics_isa() == AICS_ISA_AVX512) return conv2d_implicit_avx512(g, x, w, y, n0, n1, r0, r1, zeros);
+    if (aics_isa() == AICS_ISA_AVX2) return conv2d_implicit_avx2(g, x, w, y, n0, n1, r0, r1, zeros);
+#endif
+    return conv2d_implicit_baseline(g, x, w, y, n0, n1, r0, r1, zeros);
 }
 
 /* The selected version's micro-kernel tile, for callers that choose their blocking around it. */
