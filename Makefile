@@ -58,9 +58,12 @@ TEST_JOBS ?= auto
 # The student release the tests check (stripping) and run (in the browser): built once per run.
 TEST_RELEASE := build/test-release
 
-# The release both use is built once (a stamp). The browser tests run after the unit tests: side by
-# side on two cores, kernels started by the browser tests were seen to wait past their limits.
-test: lint test-release test-unit test-browser
+# The release both use is built once (a stamp). Then the unit tests and the browser tests run side by
+# side (the browser tests mostly wait on their kernels and pages, so alone they keep about one of the
+# two cores busy); each prints its whole report when it ends (--output-sync), the unit tests first.
+test: lint test-release
+	@echo "unit tests and browser tests, side by side: each report is printed when it ends"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-browser
 
 .PHONY: test-release
 test-release: $(TEST_RELEASE)/.stamp

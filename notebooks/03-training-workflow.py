@@ -55,8 +55,8 @@ SEED = 0
 np.random.seed(SEED)
 
 TRAIN_N = 4000 if FAST else 60000       # training images
-DEMO_STEPS = 8 if FAST else 60          # steps per data-loading method
-CMP_STEPS = 12 if FAST else 150         # steps per optimizer in the comparison
+DEMO_STEPS = 5 if FAST else 60          # steps per data-loading method
+CMP_STEPS = 8 if FAST else 150          # steps per optimizer in the comparison
 EPOCHS = 1 if FAST else 6               # final training
 BATCH = 128
 WORK = os.path.join("_work", "lenet")
@@ -841,7 +841,7 @@ plt.show()
 opt_choice = widgets.Dropdown(options=["SGD", "Momentum", "Adam", "RMSProp", "Adagrad", "Adadelta"],
                               value="Adam", description="optimizer")
 lr_choice = widgets.FloatLogSlider(value=1e-3, base=10, min=-4, max=0, step=0.25, description="lr")
-steps_choice = widgets.IntSlider(value=10 if FAST else 40, min=5, max=100, description="steps")
+steps_choice = widgets.IntSlider(value=5 if FAST else 40, min=5, max=100, description="steps")
 button = widgets.Button(description="train")
 out = widgets.Output()
 

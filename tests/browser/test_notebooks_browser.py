@@ -436,8 +436,9 @@ def _press_sibling_button(nb, ctl, before):
 
 def _interact(nb, loc, ctl, cell):
     """Moves one control and checks that the output follows it: a new value changes what the
-    notebook shows (measured times aside), and the value set again (or the button pressed again)
-    shows the same as before. Returns one result dict per action."""
+    notebook shows (measured times aside), and the same value again shows the same output: a
+    dropdown, checkbox or toggle set back shows what it showed before, a slider moved away and
+    back (or a button pressed again) what it showed after the move. Returns one result dict per action."""
     page = nb.page
     loc.scroll_into_view_if_needed()
     kind = ctl["kind"]
@@ -467,6 +468,7 @@ def _interact(nb, loc, ctl, cell):
     else:
         what, act, undo = "drag slider", (lambda: _move_slider(page, loc)), None
     before_raw, before = nb.signature(), nb.signature(stable=True)
+    before_text = nb.signature(stable=True, text=True) if kind in ("toggle", "dropdown", "checkbox") else ""
     readout_before = _readout(loc)
     result = dict(ctl, action=what)
     try:
@@ -495,14 +497,14 @@ def _interact(nb, loc, ctl, cell):
         again = nb.settle()
         same, how = again == after, "moved away and back"
     else:
+        # set back to the notebook's own choice: the output it showed before, again
         undo()
-        nb.settle()
-        act()
         again = nb.settle()
-        same, how = again == after, "set back and again"
+        same, how = again == before, "set back"
+        after_text = before_text
         if kind == "toggle":
             # the other options, each must change the output; the last one stays selected, so a
-            # control it enables (03's seed slider) is exercised next
+            # control it enables (06's seed slider) is exercised next
             for i in others[1:]:
                 sig = nb.signature()
                 buttons.nth(i).click()
@@ -510,9 +512,6 @@ def _interact(nb, loc, ctl, cell):
                     return [dict(result, ok=False, note=f"option {buttons.nth(i).text_content().strip()!r}: "
                                                         "output did not change")]
                 nb.settle()
-        else:
-            undo()                          # the notebook's own choice for the next control
-            nb.settle()
     note = f"output changed{f' after pressing {pressed!r}' if pressed else ''}; {how}: " + \
         ("same output" if same else "a different output for the same value")
     if not same:
