@@ -75,9 +75,9 @@ lint: venv
 # "no tests collected" (pytest exit 5) is a failure like any other.
 test-unit: venv test-release
 	@if find tests -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
-	  echo "AICS_FAST=1 $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q"; \
+	  echo "AICS_FAST=1 $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --dist worksteal --timeout=900 -q"; \
 	  AICS_TEST_RELEASE=$(abspath $(TEST_RELEASE))/$(ASSIGNMENT) AICS_FAST=1 \
-	    $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --timeout=900 -q; \
+	    $(PYTEST) tests --ignore=tests/browser -m 'not full' -n $(TEST_JOBS) --dist worksteal --timeout=900 -q; \
 	else \
 	  echo "test-unit: no test files in tests/ yet, skipping"; \
 	fi

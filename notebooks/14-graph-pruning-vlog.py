@@ -32,6 +32,7 @@ import sys
 import tempfile
 import textwrap
 import contextlib
+import functools
 import io
 
 import numpy as np
@@ -80,9 +81,12 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 
+@functools.lru_cache(maxsize=None)
 def run_with_vlog(program, level=3, var="AICS_MIN_VLOG_LEVEL"):
     """Runs `program` in a fresh Python process with VLOG level `level` set through `var`;
-    returns (stdout, stderr). A subprocess, because the level is read when aicslib starts."""
+    returns (stdout, stderr). A subprocess, because the level is read when aicslib starts. The
+    same program at the same level logs the same lines, so a second call (a test cell run again)
+    gives the first run's output instead of starting a process again."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("AICS_MIN_VLOG_LEVEL", None)
     env.pop("TF_CPP_MIN_VLOG_LEVEL", None)
