@@ -54,7 +54,9 @@ notebooks: venv
 # kernel, nbgrader end to end on a fixture chapter), then the student release in a real browser.
 # `make test-full`: every notebook in its full setting, and the whole autograde matrix.
 PYTEST := $(PYTHON) -m pytest -p no:cacheprovider --durations=20
-TEST_JOBS ?= auto
+# one worker more than the cores: the unit tests share the machine with the browser tests, and many
+# of them wait on a kernel, a subprocess or MPI ranks part of the time
+TEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 # The student release the tests check (stripping) and run (in the browser): built once per run.
 TEST_RELEASE := build/test-release
 
@@ -123,7 +125,7 @@ test-browser: venv test-release
 	  fi; \
 	fi
 	AICS_BROWSER_NOTEBOOKS=$(abspath $(TEST_RELEASE))/$(ASSIGNMENT) AICS_FAST=1 \
-	  $(PYTEST) tests/browser -q -n 2 --timeout=900
+	  $(PYTEST) tests/browser -q -n 2 --dist worksteal --timeout=900
 
 # ---------------------------------------------------------------------------
 # Course workflow (nbgrader; configuration in nbgrader_config.py, read from the repository root).

@@ -21,12 +21,16 @@ import warnings
 
 import pytest
 
+from workbook import run_times
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOK_DIR = pathlib.Path(os.environ.get("AICS_BROWSER_NOTEBOOKS",
                                            pathlib.Path(__file__).resolve().parents[2] / "notebooks"))
-NOTEBOOKS = sorted(p.name for p in NOTEBOOK_DIR.glob("*.ipynb"))
+# The chapters that took longest in their quick setting (notebooks/run_times.json) first, so that
+# the two workers end together instead of one running the last long chapter alone.
+NOTEBOOKS = sorted((p.name for p in NOTEBOOK_DIR.glob("*.ipynb")),
+                   key=lambda n: (-((run_times.recorded(run_times.topic_of(n)) or {}).get("fast_s") or 0), n))
 RUN_ALL_TIMEOUT = 600          # s; a notebook under AICS_FAST=1 takes well under 2 minutes headless
 CELL_TIMEOUT = 180             # s one cell may run before the test stops, naming it
 KERNEL_START_TIMEOUT = 90      # s; a busy 2-core CI machine can take a minute
