@@ -306,7 +306,9 @@ def main(argv=None):
     ap.add_argument("--grades-dir", type=pathlib.Path, default=ROOT / "grades")
     ap.add_argument("--course-dir", type=pathlib.Path, default=None,
                     help="nbgrader's working folder (default: GRADES_DIR/course)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="students graded at once")
+    # one more than the cores: each student's nbgrader process waits while its kernel starts and runs
+    ap.add_argument("--jobs", type=int, default=(os.cpu_count() or 1) + 1,
+                    help="students graded at once (default: the cores + 1)")
     ap.add_argument("--full", action="store_true", help="the chapters' full setting (slow)")
     ap.add_argument("--cell-timeout", type=int, default=None,
                     help="seconds a cell may run before it is interrupted (default 300 quick, 900 full)")
