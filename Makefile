@@ -104,7 +104,7 @@ test-full: venv
 # Real-browser tests (tests/browser/, run only here; test-unit ignores them): JupyterLab in headless
 # Chromium opens the student release of every notebook, Run All (unanswered exercises report and
 # the cells after them use the references), every widget moved and checked, Chinese rendering
-# checked, on three workers. Where no browser can run (outside CI) the release runs under nbclient.
+# checked, on two workers. Where no browser can run (outside CI) the release runs under nbclient.
 # Screenshots and per-notebook reports: test-artifacts/browser/. Installs what is missing where it
 # can: playwright (the `browser` extra) and, as root with apt-get, Debian's chromium and
 # fonts-noto-cjk; where it cannot, the tests are reported as skipped with the reason (a failure
@@ -125,7 +125,7 @@ test-browser: venv test-release
 	  fi; \
 	fi
 	AICS_BROWSER_NOTEBOOKS=$(abspath $(TEST_RELEASE))/$(ASSIGNMENT) AICS_FAST=1 \
-	  $(PYTEST) tests/browser -q -n 3 --dist worksteal --timeout=900
+	  $(PYTEST) tests/browser -q -n 2 --dist worksteal --timeout=900
 
 # ---------------------------------------------------------------------------
 # Course workflow (nbgrader; configuration in nbgrader_config.py, read from the repository root).

@@ -342,12 +342,17 @@ def _open(page, lab, name):
 
 
 def _open_with_idle_kernel(nb):
-    """Open the notebook and wait for its kernel to be idle; returns the last state seen."""
+    """Open the notebook and wait until its kernel is idle with nothing outstanding (JupyterLab and
+    the widget manager ask the new kernel for its info right after it starts: a moment of `busy`
+    after the first `idle`); returns the last state seen."""
     _open(nb.page, nb.lab, nb.name)
     deadline = time.monotonic() + KERNEL_START_TIMEOUT
-    while nb.kernel_state() != "idle" and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        state = nb.kernel_state()
+        if state == "idle" and nb.traffic.settled():
+            return state
         nb.dismiss_dialogs()           # e.g. "Select Kernel" for a notebook without kernelspec
-        nb.page.wait_for_timeout(500)
+        nb.page.wait_for_timeout(250)
     return nb.kernel_state()
 
 
