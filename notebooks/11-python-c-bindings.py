@@ -38,6 +38,7 @@
 # %%
 import ctypes
 import os
+import threading
 import time
 
 import numpy as np
@@ -480,7 +481,17 @@ def describe(size, binding):
               f"{3 * 4 * size * size / 1024:.0f} KiB of operands) through {binding} and through NumPy")
 
 
+# ipykernel 7 may run a widget's callback while a cell runs, in another thread; matplotlib is not
+# thread-safe (its mathtext parser breaks when two threads draw at once), so one plot at a time
+_plot_lock = threading.RLock()
+
+
 def compare(size, binding):
+    with _plot_lock:
+        return _compare(size, binding)
+
+
+def _compare(size, binding):
     times = timing.time_bindings(size, ["numpy", binding], min_time=MIN_TIME / 2, repeats=3)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.loglog(SIZES, np.array(sweep[binding]) * 1e6, "o-", color="C1", alpha=0.5, label=f"{binding} (sweep)")
