@@ -200,7 +200,7 @@ class KernelTraffic:
     only once nothing is outstanding and nothing has arrived for QUIET_S seconds."""
 
     def __init__(self, page):
-        self.page, self.pending, self.last = page, {}, time.monotonic()
+        self.page, self.pending, self.last = page, set(), time.monotonic()
         page.on("websocket", self._attach)
 
     def close(self):
@@ -217,9 +217,9 @@ class KernelTraffic:
             return
         channel, header, parent, content = msg
         if sent and channel == "shell":
-            self.pending[header.get("msg_id")] = (header.get("msg_type"), self.last)
+            self.pending.add(header.get("msg_id"))
         elif not sent and header.get("msg_type") == "status" and content.get("execution_state") == "idle":
-            self.pending.pop(parent.get("msg_id"), None)
+            self.pending.discard(parent.get("msg_id"))
 
     def settled(self):
         return not self.pending and time.monotonic() - self.last >= QUIET_S
