@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 import ipywidgets as widgets
 from IPython.display import display
 from tqdm.auto import tqdm
@@ -482,7 +483,8 @@ def describe(size, binding):
 
 
 # ipykernel 7 may run a widget's callback while a cell runs, in another thread; matplotlib is not
-# thread-safe (its mathtext parser breaks when two threads draw at once), so one plot at a time
+# thread-safe (its mathtext parser breaks when two threads draw at once), so one plot at a time,
+# on a Figure of its own: pyplot's figures are redrawn by the hook that runs after every cell
 _plot_lock = threading.RLock()
 
 
@@ -493,7 +495,8 @@ def compare(size, binding):
 
 def _compare(size, binding):
     times = timing.time_bindings(size, ["numpy", binding], min_time=MIN_TIME / 2, repeats=3)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.subplots()
     ax.loglog(SIZES, np.array(sweep[binding]) * 1e6, "o-", color="C1", alpha=0.5, label=f"{binding} (sweep)")
     ax.loglog(SIZES, np.array(sweep["numpy"]) * 1e6, "o-", color="C0", alpha=0.5, label="numpy (sweep)")
     ax.loglog([size], [times[binding] * 1e6], "*", color="C1", markersize=16, label=f"{binding} now")
@@ -503,8 +506,8 @@ def _compare(size, binding):
                  f"({times[binding] / times['numpy']:.2f}x)")
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    plt.tight_layout()
-    plt.show()
+    fig.tight_layout()
+    display(fig)
     return times
 
 

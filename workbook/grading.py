@@ -175,8 +175,11 @@ def library_calls(fn, *args, **kwargs):
     def profiler(frame, event, arg):
         if event == "call" and inside(frame.f_code):
             caller = frame.f_back
-            if (caller is None or not inside(caller.f_code)) and not frame.f_code.co_name.startswith("<"):
-                called.add(frame.f_code.co_name)     # (<module> is a first import, not a call)
+            name = frame.f_code.co_name
+            # (<module> is a first import, not a call; __del__ is the garbage collector finishing
+            # an object an earlier cell made, whenever it happens to run: not the answer's call)
+            if (caller is None or not inside(caller.f_code)) and not name.startswith("<") and name != "__del__":
+                called.add(name)
 
     previous = sys.getprofile()
     sys.setprofile(profiler)

@@ -55,7 +55,8 @@ def library_calls(fn, *args, **kwargs):
     def profiler(frame, event, arg):
         if event == "call" and _in_package(frame.f_code):
             caller = frame.f_back
-            if caller is None or not _in_package(caller.f_code):
+            # __del__: the garbage collector finishing an object made earlier, not fn's call
+            if (caller is None or not _in_package(caller.f_code)) and frame.f_code.co_name != "__del__":
                 called.add(frame.f_code.co_name)
     result = _profiled(lambda: fn(*args, **kwargs), profiler)
     return result, called

@@ -85,14 +85,21 @@ JS_OUTPUT_SIGNATURE = """([sel, stable, text]) => {
 JS_PANEL = """(name) => [...window.jupyterapp.shell.widgets('main')]
   .find(w => w.context && w.context.path && w.context.path.split('/').pop() === name)"""
 
+# Each wait races a timer: a promise that can no longer settle (its widget disposed) is otherwise
+# garbage collected and Playwright reports only "Resulting promise was garbage collected".
+JS_WITHIN = """(p, what) => Promise.race([p, new Promise((_, fail) =>
+  setTimeout(() => fail(new Error(what + ' not done in 120 s')), 120000))])"""
+
 JS_OPEN = """async (name) => {
+  const within = (p, what) => (%s)(p, 'opening ' + name + ': ' + what);
   const app = window.jupyterapp;
-  await app.restored;
-  const panel = await app.commands.execute('docmanager:open', {path: name, factory: 'Notebook'});
-  await panel.context.ready;
-  await panel.sessionContext.ready;
+  await within(app.restored, 'the app');
+  const panel = await within(app.commands.execute('docmanager:open', {path: name, factory: 'Notebook'}),
+                             'docmanager:open');
+  await within(panel.context.ready, 'the document');
+  await within(panel.sessionContext.ready, 'the kernel session');
   return true;
-}"""
+}""" % JS_WITHIN
 
 # Every document closed without asking (the test saved what it checks), so the next notebook is
 # the only one in the page.
@@ -100,7 +107,8 @@ JS_CLOSE_ALL = """() => { for (const w of [...window.jupyterapp.shell.widgets('m
   if (w.context && w.context.model) w.context.model.dirty = false;
   w.dispose(); } }"""
 
-JS_SAVE = """async (name) => { await (%s)(name).context.save(); return true; }""" % JS_PANEL
+JS_SAVE = """async (name) => { await (%s)((%s)(name).context.save(), 'saving ' + name); return true; }""" % (
+    JS_WITHIN, JS_PANEL)
 
 JS_ERRORS = """() => {
   const found = [];
@@ -306,7 +314,8 @@ class Notebook:
             if time.monotonic() > deadline:
                 return False
             self.page.wait_for_timeout(50)
-        self.page.evaluate("() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 30)))")
+        self.page.evaluate("() => new Promise(r => { requestAnimationFrame(() => setTimeout(r, 30)); "
+                           "setTimeout(r, 1000); })")      # (the timer: see JS_OPEN)
         return True
 
     def settle(self, timeout=WIDGET_TIMEOUT):

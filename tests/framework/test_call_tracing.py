@@ -36,3 +36,18 @@ def test_library_calls_reports_direct_calls_only():
     assert result.tolist() == [0.0, 2.0]
     # relu and constant are called from outside; what they call inside aicslib is not listed
     assert {"relu", "constant"} <= called and "execute" not in called
+
+
+def test_library_calls_leaves_out_finalizers_the_garbage_collector_runs():
+    import gc
+
+    session = aics.Session(graph=aics.Graph())
+    session.cycle = session                 # only the collector can free it: Session.__del__ then runs
+    del session
+
+    def collects(a):
+        gc.collect()
+        return a * 2
+
+    result, called = aics.test.library_calls(collects, np.float32(2))
+    assert result == 4 and called == set()
