@@ -63,9 +63,13 @@ TEST_RELEASE := build/test-release
 # The release both use is built once (a stamp). Then the unit tests and the browser tests run side by
 # side (the browser tests mostly wait on their kernels and pages, so alone they keep about one of the
 # two cores busy); each prints its whole report when it ends (--output-sync), the unit tests first.
+# Both share the cores with each other and with their own parallel workers: one BLAS thread per
+# process (OpenBLAS's threads spin while they wait, and on a busy machine that takes the CPU the
+# other processes need; make autograde does the same).
 test: lint test-release
 	@echo "unit tests and browser tests, side by side: each report is printed when it ends"
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-browser
+	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-browser
 
 .PHONY: test-release
 test-release: $(TEST_RELEASE)/.stamp
