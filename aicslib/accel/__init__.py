@@ -17,6 +17,7 @@ within stated tolerances (bit for bit where said):
 ``conv_kernels.py``            the three conv kernels' registrations
 ``depthwise.py``               DepthwiseConv2dNative and its backprops: C, or NumPy by blocks
 ``pooling.py``                 MaxPoolGrad in C
+``training.py``                ResourceApplyMomentum in C
 ``matmul.py``                  MatMul with its BLAS threads chosen by size
 ``fused_output_stage.py``      _FusedConv2D / _FusedMatMul / _FusedDepthwiseConv2dNative
 ``fused_elementwise.py``       _FusedElementwise in cache-sized tiles
@@ -40,7 +41,7 @@ from .. import flags
 from . import native_loader
 from .native_loader import active_isa, set_isa, supported_isas
 from .registration import enabled, set_enabled, use_accel
-from . import conv_kernels, depthwise, fused_elementwise, fused_output_stage, matmul, pooling
+from . import conv_kernels, depthwise, fused_elementwise, fused_output_stage, matmul, pooling, training
 
 if flags.ACCEL:
     native_loader.report_missing()

@@ -77,6 +77,11 @@ LIBRARIES = (
             # (x, y, g, dx, H, W, C, Ho, Wo, kh, kw, sh, sw, pt, pl, n0, n1)
             "aics_max_pool_grad_f32": (INT, [PTR] * 4 + [I64] * 13),
         }, "MaxPoolGrad runs its NumPy reference kernel"),
+    NativeLibrary(
+        "libaics_training", ["aics_training.c"], ["aics_isa.h"], "aics_training", {
+            # (var, accum, grad, lr, momentum, n, nesterov)
+            "aics_apply_momentum_f32": (INT, [PTR, PTR, PTR, ctypes.c_float, ctypes.c_float, I64, INT]),
+        }, "optimizer updates run NumPy's steps"),
 )
 
 #: The folder of the C sources, and the one of the built libraries, relative to this file's.

@@ -47,20 +47,32 @@ def _apply_gradient_descent(var, alpha, delta):
         var.store_updated(w)
 
 
-@register_kernel("ResourceApplyMomentum", type_constraint=FLOAT)
-def _apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+def momentum_update(w, a, grad, lr, momentum, use_nesterov):
+    """TF's momentum rule on arrays, in place: ``a = a * momentum + grad``, then
+    ``w -= a * lr`` (Nesterov: ``w -= grad * lr + a * (momentum * lr)``)."""
+    a *= momentum
+    a += grad
+    if use_nesterov:
+        w -= grad * lr + a * (momentum * lr)
+    else:
+        w -= a * lr
+
+
+def apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False, update=momentum_update):
+    """ResourceApplyMomentum: the shapes checked, ``update`` (:func:`momentum_update`, or the
+    speed layer's) run on the variable's and accumulator's values under the variable's lock."""
     with var.lock:
         _check("ResourceApplyMomentum", var, grad, accum)
         a = accum.writable_value()
-        a *= momentum
-        a += grad                     # accum = accum * momentum + grad
         w = var.writable_value()
-        if use_nesterov:
-            w -= grad * lr + a * (momentum * lr)
-        else:
-            w -= a * lr               # var -= lr * accum
+        update(w, a, grad, lr, momentum, use_nesterov)
         accum.store_updated(a)
         var.store_updated(w)
+
+
+@register_kernel("ResourceApplyMomentum", type_constraint=FLOAT)
+def _apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+    apply_momentum(var, accum, lr, grad, momentum, use_nesterov)
 
 
 @register_kernel("ResourceApplyAdam", type_constraint=FLOAT)
