@@ -123,16 +123,21 @@ def _softmax_xent(features, labels):
 @register_kernel("SparseSoftmaxCrossEntropyWithLogits",
                  type_constraint={"T": FLOAT["T"], "Tlabels": [int32, int64]})
 def _sparse_softmax_xent(features, labels):
+    """TF's SparseXentEigenImpl: with z = features - max, loss = log(sum(exp z)) - z[label] and
+    backprop = exp(z) / sum(exp z), minus 1 at the label (one exp per entry)."""
     n, classes = features.shape
-    labels = np.asarray(labels).astype(np.int64, copy=False)
-    bad = (labels < 0) | (labels >= classes)
-    if bad.any():
+    labels = np.asarray(labels)
+    if n and (labels.min() < 0 or labels.max() >= classes):
+        bad = (labels < 0) | (labels >= classes)
         raise InvalidArgumentError(None, None, f"Received a label value of {int(labels[bad][0])} which is "
                                                f"outside the valid range of [0, {classes}).")
-    logp = _log_softmax(features)
     rows = np.arange(n)
-    loss = -logp[rows, labels]
-    backprop = np.exp(logp)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        z = features - features.max(axis=-1, keepdims=True)
+        backprop = np.exp(z)
+        total = backprop.sum(axis=-1, keepdims=True)
+        loss = np.log(total[:, 0]) - z[rows, labels]
+        backprop /= total
     backprop[rows, labels] -= 1
     return _like(loss, features), _like(backprop, features)
 

@@ -236,6 +236,30 @@ def test_softmax_is_stable_and_takes_an_axis(run_op):
     close(sz, np.exp(z) / np.exp(z).sum(1, keepdims=True))
 
 
+def test_sparse_cross_entropy_follows_tfs_generators():
+    """TF's SparseXentEigenImpl (sparse_xent_op.h), row by row in float32, within an ulp (the sum
+    may add in another order): z = logits - max, loss = log(sum exp z) - z[label],
+    backprop = exp(z) / sum exp z - 1{label}."""
+    from aicslib.framework.kernel_registry import kernel_registry
+    kernel = kernel_registry.find("SparseSoftmaxCrossEntropyWithLogits", "CPU",
+                                  {"T": aics.float32, "Tlabels": aics.int32}).impl
+    rng = np.random.default_rng(4)
+    logits = (rng.standard_normal((6, 7)) * 8).astype(np.float32)
+    logits[1, 3], logits[2, 0] = -np.inf, 80.0
+    labels = rng.integers(0, 7, 6).astype(np.int32)
+    loss, backprop = kernel(logits, labels)
+    for b in range(6):
+        z = logits[b] - logits[b].max()
+        e = np.exp(z)
+        total = np.float32(0)
+        for v in e:                       # any order of this sum: compared with 1 ulp below
+            total = np.float32(total + v)
+        assert abs(loss[b] - (np.log(total) - z[labels[b]])) <= np.spacing(abs(loss[b])) * 2
+        want = e / e.sum(dtype=np.float32)
+        want[labels[b]] -= np.float32(1)
+        np.testing.assert_array_max_ulp(backprop[b], want, maxulp=1)
+
+
 def test_cross_entropies(run_op):
     logits = np.array([[2.0, -1.0, 0.5], [1000.0, -1000.0, 0.0]], np.float32)
     labels = np.array([[0.2, 0.3, 0.5], [0.0, 1.0, 0.0]], np.float32)
