@@ -13,11 +13,16 @@ from . import c_training
 from .registration import register_fast_kernel
 
 
+#: Variables of at least this many elements are updated in C: below it the ctypes call (about
+#: 4 us) costs more than NumPy's four passes (benchmarks/README.md, "Momentum in one pass").
+C_FROM_ELEMENTS = 1 << 14
+
+
 def momentum_update_in_c(w, a, grad, lr, momentum, use_nesterov):
     """:func:`~aicslib.kernels.training_ops.momentum_update` in C where the library is built and
-    the arrays are float32 and contiguous (NumPy's steps otherwise)."""
+    the arrays are large, float32 and contiguous (NumPy's steps otherwise)."""
     grad = np.asarray(grad)
-    lib = c_training.library() if c_training.handles(w, a, grad) else None
+    lib = c_training.library() if w.size >= C_FROM_ELEMENTS and c_training.handles(w, a, grad) else None
     if lib is None:
         momentum_update(w, a, grad, lr, momentum, use_nesterov)
     else:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import aicslib as aics
 from aicslib import flags
 from aicslib.accel import c_training, native_loader, use_accel
-from aicslib.accel.training import momentum_update_in_c
+from aicslib.accel.training import C_FROM_ELEMENTS, momentum_update_in_c
 from aicslib.kernels.training_ops import momentum_update
 
 
@@ -53,7 +53,7 @@ def test_c_update_gives_the_numpy_kernels_bits_and_tfs_rule(lib, shape, nesterov
         for isa in native_loader.supported_isas():
             native_loader.set_isa(isa)
             cw, ca = w.copy(), a.copy()
-            momentum_update_in_c(cw, ca, g, lr, m, nesterov)
+            c_training.apply_momentum(lib, cw, ca, g, lr, m, nesterov)
             results.append((cw, ca))
     finally:
         native_loader.set_isa(flags.ACCEL_ISA)
@@ -65,10 +65,20 @@ def test_c_update_gives_the_numpy_kernels_bits_and_tfs_rule(lib, shape, nesterov
         assert np.array_equal(bits(nw), bits(want_w)) and np.array_equal(bits(na), bits(want_a))
 
 
+@pytest.mark.parametrize("size", [C_FROM_ELEMENTS - 1, C_FROM_ELEMENTS + 5])
+def test_the_kernels_update_has_the_numpy_bits_on_either_side_of_the_c_threshold(lib, size):
+    rng = np.random.default_rng(size)
+    w, a, g = (rng.standard_normal(size).astype(np.float32) for _ in range(3))
+    cw, ca, nw, na = w.copy(), a.copy(), w.copy(), a.copy()
+    momentum_update_in_c(cw, ca, g, np.float32(0.05), np.float32(0.9), True)
+    momentum_update(nw, na, g, np.float32(0.05), np.float32(0.9), True)
+    assert np.array_equal(bits(cw), bits(nw)) and np.array_equal(bits(ca), bits(na))
+
+
 def test_a_gradient_the_c_kernel_cannot_take_goes_through_numpy(lib):
     rng = np.random.default_rng(1)
-    w, a = rng.standard_normal((2, 6, 8)).astype(np.float32), rng.standard_normal((6, 8)).astype(np.float32)
-    g = rng.standard_normal((8, 6)).astype(np.float32).T          # not contiguous
+    w, a = rng.standard_normal((2, 128, 160)).astype(np.float32), rng.standard_normal((128, 160)).astype(np.float32)
+    g = rng.standard_normal((160, 128)).astype(np.float32).T          # not contiguous
     assert not c_training.handles(w[0], a, g)
     cw, ca, nw, na = w[0].copy(), a.copy(), w[0].copy(), a.copy()
     momentum_update_in_c(cw, ca, g, np.float32(0.1), np.float32(0.9), False)
@@ -79,8 +89,8 @@ def test_a_gradient_the_c_kernel_cannot_take_goes_through_numpy(lib):
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_momentum_optimizer_trains_the_same_with_and_without_the_speed_layer(lib, nesterov):
     rng = np.random.default_rng(2)
-    w0 = rng.standard_normal((30, 4)).astype(np.float32)
-    x = rng.standard_normal((8, 30)).astype(np.float32)
+    w0 = rng.standard_normal((200, 100)).astype(np.float32)     # above C_FROM_ELEMENTS: in C
+    x = rng.standard_normal((8, 200)).astype(np.float32)
     finals = []
     for on in (True, False):
         with use_accel(on):
