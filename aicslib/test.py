@@ -1,7 +1,7 @@
 """``aics.test``: gradient checking helpers (as tf.test), the device queries TF programs
-make before choosing a device, and ``library_calls`` for graded exercises that must be
-answered without the library's own implementation."""
-from .framework.call_tracing import library_calls  # noqa: F401
+make before choosing a device, and ``library_calls`` (``direct_calls`` for other files too) for
+graded exercises that must be answered without the library's own implementation."""
+from .framework.call_tracing import direct_calls, library_calls  # noqa: F401
 from .eager.gradient_checker import compute_gradient, max_error  # noqa: F401
 
 

@@ -166,28 +166,12 @@ def library_calls(fn, *args, **kwargs):
     """(result of ``fn(*args, **kwargs)``, names of the aicslib and workbook functions it called
     directly, i.e. from code outside those packages): the library's own implementations and the
     references the cells below an exercise fall back on."""
+    from aicslib.test import direct_calls
+
     dirs = _library_dirs()
-    called = set()
-
-    def inside(code):
-        return code.co_filename.startswith(dirs)
-
-    def profiler(frame, event, arg):
-        if event == "call" and inside(frame.f_code):
-            caller = frame.f_back
-            name = frame.f_code.co_name
-            # (<module> is a first import, not a call; __del__ is the garbage collector finishing
-            # an object an earlier cell made, whenever it happens to run: not the answer's call)
-            if (caller is None or not inside(caller.f_code)) and not name.startswith("<") and name != "__del__":
-                called.add(name)
-
-    previous = sys.getprofile()
-    sys.setprofile(profiler)
-    try:
-        result = fn(*args, **kwargs)
-    finally:
-        sys.setprofile(previous)
-    return result, called
+    result, called = direct_calls(lambda: fn(*args, **kwargs), lambda code: code.co_filename.startswith(dirs))
+    # (<module> is a first import, not a call)
+    return result, {name for name in called if not name.startswith("<")}
 
 
 def no_library_calls(fn, *args, allowed=(), what="your answer", how="with NumPy", **kwargs):

@@ -7,7 +7,8 @@ Two questions the workbook asks of running code rather than of its source:
   its kernel this way, measured rather than written down);
 * ``library_calls(fn, *args)``: the aicslib functions ``fn`` calls directly
   (graded exercises check that an answer is written with NumPy, not by calling
-  the library's own implementation).
+  the library's own implementation); ``direct_calls(run, inside)`` the same for
+  any set of files (the workbook adds its own references).
 """
 import os
 import sys
@@ -47,16 +48,22 @@ def call_path(run, target):
             for c in seen if _in_package(c)]
 
 
-def library_calls(fn, *args, **kwargs):
-    """Runs ``fn(*args, **kwargs)``; returns (its result, the names of the aicslib functions
-    it called directly, i.e. from code outside the package)."""
+def direct_calls(run, inside):
+    """Runs ``run()``; returns (its result, the names of the functions whose code ``inside(code)``
+    accepts that code outside them called directly). A ``__del__`` is left out: the garbage
+    collector finishing an object made earlier, whenever it happens to run, is not ``run``'s call."""
     called = set()
 
     def profiler(frame, event, arg):
-        if event == "call" and _in_package(frame.f_code):
+        if event == "call" and inside(frame.f_code):
             caller = frame.f_back
-            # __del__: the garbage collector finishing an object made earlier, not fn's call
-            if (caller is None or not _in_package(caller.f_code)) and frame.f_code.co_name != "__del__":
+            if (caller is None or not inside(caller.f_code)) and frame.f_code.co_name != "__del__":
                 called.add(frame.f_code.co_name)
-    result = _profiled(lambda: fn(*args, **kwargs), profiler)
+    result = _profiled(run, profiler)
     return result, called
+
+
+def library_calls(fn, *args, **kwargs):
+    """Runs ``fn(*args, **kwargs)``; returns (its result, the names of the aicslib functions
+    it called directly, i.e. from code outside the package)."""
+    return direct_calls(lambda: fn(*args, **kwargs), _in_package)
