@@ -16,14 +16,11 @@ from aicslib import flags
 from aicslib.accel import c_depthwise, native_loader
 from aicslib.accel import depthwise as dwc
 
+from native_library import library_fixture
 
-@pytest.fixture(scope="module")
-def native():
-    """The library built at install; where it was not built these tests cannot run the C path."""
-    lib = c_depthwise.library()
-    if lib is None:
-        pytest.skip(f"C depthwise kernels unavailable: {c_depthwise.fallback_reason()}")
-    return lib
+
+# The library built at install; where it was not built these tests cannot run the C path.
+native = library_fixture(c_depthwise, "C depthwise kernels", name="native")
 
 
 # ----------------------------------------------------------------------------

@@ -11,16 +11,13 @@ from hypothesis import strategies as st
 from aicslib.accel import c_output_stage
 from aicslib.accel import fused_output_stage as fe
 
+from native_library import library_fixture
+
 SPECIALS = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, 6.0, -6.0, 1e-38, -1e-45, 3e38],
                     np.float32)
 
 
-@pytest.fixture(scope="module")
-def lib():
-    library = c_output_stage.library()
-    if library is None:
-        pytest.skip(f"C output stage unavailable: {c_output_stage.fallback_reason()}")
-    return library
+lib = library_fixture(c_output_stage, "C output stage")
 
 
 def numpy_steps(y, stage, activation, a, s=None, b=None):

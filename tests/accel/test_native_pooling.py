@@ -12,13 +12,10 @@ from aicslib.accel import c_pooling
 from aicslib.accel import pooling as fpo
 from aicslib.kernels import pooling_ops as po
 
+from native_library import library_fixture
 
-@pytest.fixture(scope="module")
-def lib():
-    library = c_pooling.library()
-    if library is None:
-        pytest.skip(f"C pooling kernel unavailable: {c_pooling.fallback_reason()}")
-    return library
+
+lib = library_fixture(c_pooling, "C pooling kernel")
 
 
 def loop_max_pool_grad(x, y, g, k, s, padding):

@@ -12,13 +12,10 @@ from aicslib import flags
 from aicslib.accel import c_sgemm, native_loader, work_sharder
 from aicslib.accel import conv_forward as co
 
+from native_library import library_fixture
 
-@pytest.fixture(scope="module")
-def lib():
-    library = c_sgemm.library()
-    if library is None:
-        pytest.skip(f"C SGEMM unavailable: {c_sgemm.fallback_reason()}")
-    return library
+
+lib = library_fixture(c_sgemm, "C SGEMM")
 
 
 def reference(a, b):

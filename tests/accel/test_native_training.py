@@ -14,13 +14,10 @@ from aicslib.accel import c_training, native_loader, use_accel
 from aicslib.accel.training import C_FROM_ELEMENTS, momentum_update_in_c
 from aicslib.kernels.training_ops import momentum_update
 
+from native_library import library_fixture
 
-@pytest.fixture(scope="module")
-def lib():
-    library = c_training.library()
-    if library is None:
-        pytest.skip(f"C training kernel unavailable: {c_training.fallback_reason()}")
-    return library
+
+lib = library_fixture(c_training, "C training kernel")
 
 
 def loop_momentum(w, a, g, lr, m, nesterov):

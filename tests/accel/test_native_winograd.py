@@ -12,6 +12,8 @@ from aicslib.accel import c_winograd, conv_policy, work_sharder
 from aicslib.accel import conv_winograd as cw
 from aicslib.accel import winograd_transforms as wt
 
+from native_library import library_fixture
+
 
 def brute_conv(x, w, strides, padding, dilations):
     """The 3x3, stride-1 convolution as a float64 sum over the 9 taps of shifted, zero-padded
@@ -30,12 +32,7 @@ AT = {2: wt.WINOGRAD_AT.astype(np.float64), 4: wt.WINOGRAD4_AT.astype(np.float64
 EPS = np.finfo(np.float32).eps
 
 
-@pytest.fixture(scope="module")
-def lib():
-    library = c_winograd.library()
-    if library is None:
-        pytest.skip(f"C Winograd transforms unavailable: {c_winograd.fallback_reason()}")
-    return library
+lib = library_fixture(c_winograd, "C Winograd transforms")
 
 
 def reference_input_tiles(x, m, row0, col0, n0, n1, nr, tw):
