@@ -22,6 +22,7 @@ import os
 
 import numpy as np
 
+from ..framework.allocator import forwarded
 from ..framework.dtypes import float32, float64
 from ..kernels import cwise_ops_fused as reference
 from ..kernels.cwise_ops_fused import output_shape, run_small
@@ -146,16 +147,21 @@ def _row_split(shapes, out_shape):
     return best, padded, sliced
 
 
-@register_fast_kernel("_FusedElementwise", {"T": [float32, float64]})
-def fused_elementwise_kernel(args, ops, T):
+@register_fast_kernel("_FusedElementwise", {"T": [float32, float64]}, forward_inputs=(0, 1))
+def fused_elementwise_kernel(args, ops, T, out=None):
     dtype = np.dtype(T.as_numpy_dtype)
     args = [np.asarray(a) for a in args]
     out_shape = output_shape(args)
     program = compiled(ops)
+    out = forwarded(out, out_shape, dtype)   # an input's buffer the executor forwarded, or None
     if math.prod(out_shape) <= TILE_ELEMENTS:
-        r = np.asarray(run_small(program, args))
+        writes = None if out is None else reference.writes_into(ops, program, reference.position(args, out))
+        r = np.asarray(run_small(program, args, out, writes))
         return r if r.shape == out_shape else np.broadcast_to(r, out_shape).copy()
-    out = np.empty(out_shape, dtype=dtype)
+    # Tiles: every instruction but the last writes into scratch buffers, the last into the output,
+    # so a forwarded input's tile is read before it is overwritten.
+    if out is None:
+        out = np.empty(out_shape, dtype=dtype)
     lead, padded, sliced = _row_split([a.shape for a in args], out_shape)
     rows = int(np.prod(out_shape[:lead])) if lead else 1
     row_size = int(np.prod(out_shape[lead:])) if out.ndim else 1

@@ -21,9 +21,10 @@ def enabled():
     return flags.ACCEL
 
 
-def register_fast_kernel(op_type, type_constraint):
+def register_fast_kernel(op_type, type_constraint, forward_inputs=()):
     """``register_kernel`` for a CPU kernel of the speed layer: preferred while enabled."""
-    return register_kernel(op_type, type_constraint=type_constraint, priority=PRIORITY, enabled=enabled)
+    return register_kernel(op_type, type_constraint=type_constraint, priority=PRIORITY, enabled=enabled,
+                           forward_inputs=forward_inputs)
 
 
 def set_enabled(on):

@@ -9,6 +9,10 @@ touching. Kernels that create a tensor of a size given as an *argument* (Fill,
 random ops, Tile, BroadcastTo) call :func:`check_allocation` first, which
 compares the tensor's bytes with the machine's memory before anything is
 allocated.
+
+A kernel that may write into a forwarded input (``forward_inputs`` in the kernel registry,
+TF's ``forward_input_or_allocate_output``) asks :func:`forwarded` whether the buffer it was
+handed fits its output; NumPy allocates the output otherwise.
 """
 import os
 
@@ -16,7 +20,7 @@ from . import dtypes as _dtypes
 from .errors import ResourceExhaustedError
 from .tensor_shape import shape_debug_string
 
-__all__ = ["check_allocation", "memory_limit_bytes", "oom_error"]
+__all__ = ["check_allocation", "forwarded", "memory_limit_bytes", "oom_error"]
 
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
@@ -61,3 +65,9 @@ def check_allocation(shape, dtype):
     limit = memory_limit_bytes()
     if need > limit:
         raise oom_error(shape, dtype, f"{need} bytes, more than the machine's {limit}")
+
+
+def forwarded(out, shape, dtype):
+    """``out``, the input buffer an executor forwarded to a kernel, when an output of ``shape``
+    and ``dtype`` can be written into it; else None (``out=None``: NumPy allocates)."""
+    return out if out is not None and out.shape == shape and out.dtype == dtype else None

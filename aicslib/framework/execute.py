@@ -137,7 +137,7 @@ def bind_kernel(kd, op_def, attrs, input_lengths, out_dtypes, ctx):
 
 
 def _regrouping(fn, lengths):
-    def grouped(*flat):
+    def grouped(*flat, **out):
         args, i = [], 0
         for n in lengths:
             if n is None:
@@ -146,7 +146,7 @@ def _regrouping(fn, lengths):
             else:
                 args.append(list(flat[i:i + n]))
                 i += n
-        return fn(*args)
+        return fn(*args, **out)
     return grouped
 
 
@@ -192,7 +192,7 @@ class KernelCall:
     """
 
     __slots__ = ("op_def", "attrs", "kernel", "device", "out_dtypes", "np_dtypes", "np_dtype", "single",
-                 "bare", "input_lengths", "compute")
+                 "bare", "input_lengths", "compute", "forward_inputs")
 
     def __init__(self, op_def, attrs, device, input_lengths, node_name, resources, session=None):
         self.kernel, self.device = select_kernel(op_def, device, attrs, node_name)
@@ -205,6 +205,10 @@ class KernelCall:
         self.single = len(self.out_dtypes) == 1
         self.np_dtype = self.np_dtypes[0] if self.single else None  # what run_kernel checks inline
         self.bare = self.single and not op_def.output_arg[0].is_list  # returned as is, not in a list
+        # The inputs an executor may offer the kernel as its output buffer: one output, of a dtype
+        # NumPy computes in (a bfloat16 output is rounded from float32 after the kernel).
+        self.forward_inputs = self.kernel.forward_inputs if self.bare and self.np_dtype is not None \
+            and self.out_dtypes[0] not in _STORED_BY_ADAPTER else ()
         ctx = OpKernelContext(node_name, op_def.name, self.device, resources, attrs, session) \
             if self.kernel.needs_context else None
         self.compute = bind_kernel(self.kernel, op_def, attrs, input_lengths, self.out_dtypes, ctx)
@@ -251,16 +255,17 @@ class KernelCall:
                      for i, (v, t) in enumerate(zip(result, self.np_dtypes)))
 
 
-def run_kernel(call, args, node=None):
+def run_kernel(call, args, node=None, out=None):
     """Runs ``call``'s kernel on ``args`` (the op's inputs, one flat sequence of arrays) under
     the execution contract; the one step of every executor and of eager execution.
 
     Returns one array for an op with one output, else a tuple of arrays, each of
     the op's declared dtype. ``node`` is the graph Operation being run, named in
-    errors (None eagerly).
+    errors (None eagerly). ``out``: one of ``args`` that nothing else holds, which the
+    kernel may write its output into (an executor's forwarding, ``call.forward_inputs``).
     """
     try:
-        r = call.compute(*args)
+        r = call.compute(*args) if out is None else call.compute(*args, out=out)
         if call.single:
             npdt = call.np_dtype
             if npdt is not None and (type(r) is not np.ndarray or r.dtype is not npdt):

@@ -3,7 +3,11 @@
 
 A :class:`Plan` is the planner's order turned into steps: per node its
 KernelCall, the slots its inputs are read from and its outputs written to, and
-the slots to clear after it (the planner's ``free_after``). Every step runs
+the slots to clear after it (the planner's ``free_after``). A step that is the
+last reader of a value another step made may let its kernel write its output
+into that value's buffer, if the kernel offers to (``forward_inputs``) and nothing
+else holds the array (TF's ``forward_input_or_allocate_output``): ``relu(x @ w + b)``
+then updates the product in place, as hand-written NumPy would. Every step runs
 through one step function, ``execute.run_kernel`` (the execution contract),
 or, when the run is traced or logged, a :class:`Tracer` wrapped around it; the
 same plan runs on one thread (:func:`run_sequential`) or, when its nodes sit on
@@ -11,6 +15,7 @@ several devices, on one thread per device (``parallel_executor.py``).
 """
 import itertools
 import operator
+import sys
 import threading
 import time
 
@@ -53,9 +58,6 @@ class Plan:
         for s in steps:
             for slot in s.in_slots:
                 self.uses[slot] = self.uses.get(slot, 0) + 1
-        # What the loop needs per step, unpacked once here rather than per run.
-        self.loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0], s.multi,
-                      free) for s, free in zip(steps, free_after)]
         # Nodes whose output is the same object on every run (a Const's array, a VarHandleOp's
         # variable in this session's resources): an untraced run takes their values from a
         # template filled by running them once, and loops over the other steps only (TF's
@@ -64,6 +66,10 @@ class Plan:
                  and not s.op.control_inputs and not s.multi]
         self.fixed_steps = [steps[i] for i in fixed]
         fixed = set(fixed)
+        made = {slot for i, s in enumerate(steps) if i not in fixed for slot in s.out_slots}
+        # What the loop needs per step, unpacked once here rather than per run.
+        self.loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0], s.multi,
+                      free, _forwarding(s, free, made)) for s, free in zip(steps, free_after)]
         self.varying_loop = [entry for i, entry in enumerate(self.loop) if i not in fixed]
         self._template = None
 
@@ -88,6 +94,32 @@ def _gather(slots):
     if not slots:
         return operator.itemgetter(slice(0, 0))
     return operator.itemgetter(*slots)
+
+
+def _forwarding(step, free, made):
+    """The (input position, slot) pairs whose buffer ``step``'s kernel may be given as its output:
+    inputs it offers to forward, read by no later step and by no other input of this one, whose
+    value a step of this plan made (not a feed, not a constant). None when there are none."""
+    slots = step.in_slots
+    pairs = tuple((p, slots[p]) for p in step.call.forward_inputs
+                  if p < len(slots) and slots[p] in (free or ()) and slots[p] in made and slots.count(slots[p]) == 1)
+    return pairs or None
+
+
+def forwardable_input(vals, args, candidates):
+    """The first candidate input (``_forwarding``) whose array the step's ``args`` alone hold, or None.
+
+    Its slot is cleared first (this step is its last reader). Then any other holder, a view
+    of it, a fetched, fed or stored value, an EagerTensor, shows in its reference count.
+    """
+    for _, slot in candidates:
+        vals[slot] = None
+    for pos, _ in candidates:
+        x = args[pos]
+        # The references: ``args``, ``x`` and getrefcount's argument.
+        if type(x) is np.ndarray and sys.getrefcount(x) == 3 and x.flags.writeable and x.flags.owndata:
+            return x
+    return None
 
 
 #: Ops without inputs whose kernel returns the same object on every run of a session's plan.
@@ -115,8 +147,13 @@ def run_plan(plan, feeds, step=run_kernel):
 def run_sequential(plan, vals, step=run_kernel, loop=None):
     """The plan's steps (``loop``: all of ``plan.loop`` by default) in order on this thread,
     each value cleared after its last use."""
-    for call, op, gather, out, multi, free in plan.loop if loop is None else loop:
-        r = step(call, gather(vals), op)
+    for call, op, gather, out, multi, free, forward in plan.loop if loop is None else loop:
+        if forward is None:
+            r = step(call, gather(vals), op)
+        else:
+            r = v = None  # this loop's references to the last step's results: one may be an input here
+            args = gather(vals)
+            r = step(call, args, op, forwardable_input(vals, args, forward))
         if multi:
             for s, v in zip(out, r):
                 vals[s] = v
@@ -147,14 +184,14 @@ class Tracer:
         self.t0 = time.perf_counter()
         self.records = []
 
-    def __call__(self, call, args, node):
+    def __call__(self, call, args, node, out=None):
         node_id = self.node_ids[node]
         if self.verbose:  # TF's executor.cc line (its VLOG(1)); the node as SummarizeNodeDef prints it
             _log.vlog(3, f"Process node: {node_id} step {self.step_id} "
                          f"{summarize_node_def(node.name, node.type, node.attrs, _input_names(node))}"
                          f" device: {call.device}")
         start = time.perf_counter()
-        r = run_kernel(call, args, node)
+        r = run_kernel(call, args, node, out)
         end = time.perf_counter()
         outs = (r,) if call.single else r
         if self.verbose:

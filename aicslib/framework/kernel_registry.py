@@ -25,6 +25,12 @@ kernels of ``aicslib/kernels`` without replacing them. A kernel registered with
 ``enabled=fn`` is passed over while ``fn()`` is false (the whole speed layer
 behind one switch, ``AICS_ACCEL``); call ``kernel_registry.refresh()`` after
 the switch changes, so that cached kernel choices are made again.
+
+A kernel registered with ``forward_inputs=(0, ...)`` may write its output into one
+of those inputs (TF's ``forward_input_or_allocate_output``): it takes ``out=None``
+and, where an executor hands it the buffer of an input that nothing else holds
+(``executor.py``), NumPy's ``out=``; it returns a fresh array when ``out``'s shape or
+dtype is not the output's. Eagerly ``out`` is always None: the EagerTensor holds it.
 """
 import contextlib
 import inspect
@@ -43,8 +49,10 @@ DEVICE_TYPES = ("CPU", "GPU", "MLU", "NATIVE")
 class KernelDef:
     """One registration: what it matches, where it was written, how to call it."""
 
-    def __init__(self, op_type, device, type_constraint, impl, location, priority=0, enabled=None):
+    def __init__(self, op_type, device, type_constraint, impl, location, priority=0, enabled=None,
+                 forward_inputs=()):
         self.op_type = op_type
+        self.forward_inputs = tuple(forward_inputs)
         self.device = device
         self.priority = priority
         self.enabled = enabled
@@ -63,6 +71,9 @@ class KernelDef:
         self.takes_all_attrs = any(p.kind == p.VAR_KEYWORD for p in params)
         self.attr_names = frozenset(p.name for p in params
                                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        if self.forward_inputs and "out" not in self.attr_names:
+            raise TypeError(f"The kernel of '{op_type}' forwards inputs {list(self.forward_inputs)} "
+                            f"but takes no 'out' parameter to receive one.")
 
     def matches(self, attrs):
         for name, allowed in self.type_constraint.items():
@@ -91,11 +102,13 @@ class KernelRegistry:
         self.on_change = []  # callbacks(op_type): dispatch caches drop what they hold for it
         self.version = 0     # counts changes: a Session's cached plans hold kernels of one version
 
-    def register(self, op_type, device="CPU", type_constraint=None, location=None, priority=0, enabled=None):
+    def register(self, op_type, device="CPU", type_constraint=None, location=None, priority=0, enabled=None,
+                 forward_inputs=()):
         """Decorator registering ``impl`` for ``op_type`` on ``device``.
 
         ``priority``: among kernels matching a node, the highest wins; ``enabled``: a callable,
-        the kernel is skipped while it returns False (see the module docstring).
+        the kernel is skipped while it returns False; ``forward_inputs``: the inputs whose
+        buffer the kernel may write its output into (see the module docstring).
 
         The registration records where ``impl`` is defined (``location`` overrides
         it): the line that holds the kernel's code, however the registering call was
@@ -110,7 +123,7 @@ class KernelRegistry:
 
         def decorator(impl):
             where = location or definition_location(impl) or fallback
-            kd = KernelDef(op_type, device, type_constraint, impl, where, priority, enabled)
+            kd = KernelDef(op_type, device, type_constraint, impl, where, priority, enabled, forward_inputs)
             for other in self._by_op.get(op_type, []):
                 if (other.device == kd.device and other.type_constraint == kd.type_constraint
                         and other.priority == kd.priority):
@@ -204,6 +217,7 @@ class KernelRegistry:
 kernel_registry = KernelRegistry()
 
 
-def register_kernel(op_type, device="CPU", type_constraint=None, priority=0, enabled=None):
+def register_kernel(op_type, device="CPU", type_constraint=None, priority=0, enabled=None, forward_inputs=()):
     """Decorator registering a kernel for ``op_type`` (TF's REGISTER_KERNEL_BUILDER)."""
-    return kernel_registry.register(op_type, device, type_constraint, priority=priority, enabled=enabled)
+    return kernel_registry.register(op_type, device, type_constraint, priority=priority, enabled=enabled,
+                                    forward_inputs=forward_inputs)

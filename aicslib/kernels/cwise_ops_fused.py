@@ -13,6 +13,7 @@ cache-sized tiles and runs the whole program tile by tile, on threads.
 """
 import numpy as np
 
+from ..framework.allocator import forwarded
 from ..framework.cwise_table import fusable
 from ..framework.dtypes import float32, float64
 from ..framework.errors import InvalidArgumentError
@@ -55,12 +56,34 @@ def compiled(ops):
     return program
 
 
-def run_small(program, inputs):
-    """Evaluates ``program`` on small inputs, op by op (no tiling: it all fits in cache anyway)."""
+def run_small(program, inputs, out=None, writes=None):
+    """Evaluates ``program`` on small inputs, op by op (no tiling: it all fits in cache anyway);
+    instruction k into ``out`` where ``writes[k]`` (:func:`writes_into`), else into a new array."""
     vals = []
-    for fn, refs in program:
-        vals.append(fn(*[inputs[i] if kind == "i" else vals[i] for kind, i in refs]))
+    for k, (fn, refs) in enumerate(program):
+        vals.append(fn(*[inputs[i] if kind == "i" else vals[i] for kind, i in refs],
+                       out=out if writes is not None and writes[k] else None))
     return vals[-1]
+
+
+_WRITES = {}     # (ops tuple, forwarded input) -> writes_into's answer
+
+
+def writes_into(ops, program, donor):
+    """Per instruction, whether it may write into the buffer of input ``donor`` (forwarded by the
+    executor): when it reads a value that lives there, so its result has the output's shape,
+    and no later instruction reads one. ``relu(x + b)`` with x forwarded: both instructions."""
+    key = (tuple(ops), donor)
+    writes = _WRITES.get(key)
+    if writes is None:
+        there, writes = {("i", donor)}, []
+        for k, (_, refs) in enumerate(program):
+            later = {r for _, rs in program[k + 1:] for r in rs}
+            writes.append(bool(there.intersection(refs)) and not there & later)
+            if writes[-1]:
+                there = {("t", k)}
+        _WRITES[key] = writes
+    return writes
 
 
 _SHAPES = {}     # input shapes -> broadcast shape: a node sees the same shapes every step
@@ -86,9 +109,17 @@ def output_shape(args):
     return shape
 
 
-@register_kernel("_FusedElementwise", type_constraint={"T": [float32, float64]})
-def _fused_elementwise(args, ops, T):
+@register_kernel("_FusedElementwise", type_constraint={"T": [float32, float64]}, forward_inputs=(0, 1))
+def _fused_elementwise(args, ops, T, out=None):
     args = [np.asarray(a) for a in args]
     out_shape = output_shape(args)
-    r = np.asarray(run_small(compiled(ops), args))
+    program = compiled(ops)
+    out = forwarded(out, out_shape, np.dtype(T.as_numpy_dtype))
+    writes = None if out is None else writes_into(ops, program, position(args, out))
+    r = np.asarray(run_small(program, args, out, writes))
     return r if r.shape == out_shape else np.broadcast_to(r, out_shape).copy()
+
+
+def position(args, x):
+    """The index of ``x`` itself (not an equal array) in ``args``."""
+    return next(i for i, a in enumerate(args) if a is x)

@@ -7,6 +7,7 @@ Every kernel returns an array of its input's dtype.
 """
 import numpy as np
 
+from ..framework.allocator import forwarded
 from ..framework.dtypes import bfloat16, float16, float32, float64, int32, int64
 from ..framework.errors import InvalidArgumentError
 from ..framework.kernel_registry import register_kernel
@@ -20,11 +21,16 @@ def _like(result, x):
 
 # --- activations (Relu and Relu6: rows of framework/cwise_table.py, fusable) ---------------
 
-@register_kernel("ReluGrad", type_constraint=FLOAT)
-def _relu_grad(gradients, features):
+@register_kernel("ReluGrad", type_constraint=FLOAT, forward_inputs=(0,))
+def _relu_grad(gradients, features, out=None):
+    if gradients.shape != features.shape:  # TF's ValidateSameSize (relu_op.h)
+        raise InvalidArgumentError(None, None, f"g and a must be the same size: {list(gradients.shape)} vs "
+                                               f"{list(features.shape)}")
     # TF's formula, gradients * (features > 0): one multiply, faster than np.where
-    # (benchmarks/README.md, "Reference kernels").
-    return np.multiply(gradients, features > 0, dtype=gradients.dtype)
+    # (benchmarks/README.md, "Reference kernels"); into the incoming gradient's buffer when the
+    # executor forwards it.
+    out = forwarded(out, gradients.shape, gradients.dtype)
+    return np.multiply(gradients, features > 0, dtype=gradients.dtype, out=out)
 
 
 @register_kernel("Relu6Grad", type_constraint=FLOAT)

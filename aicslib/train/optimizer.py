@@ -202,10 +202,9 @@ class Optimizer:
             else:
                 finish = self._finish(update_ops, "update")
                 with control_dependencies([finish] if finish is not None else []):
-                    # global_step += 1, written as an assignment of (global_step + 1).
+                    # One AssignAddVariableOp named as the step, as TF's optimizer.py adds.
                     one = convert_to_tensor(1, dtype=global_step.dtype)
-                    apply_updates = global_step.assign(global_step.value() + one,
-                                                       read_value=False, name=scope)
+                    apply_updates = global_step.assign_add(one, read_value=False, name=scope)
             get_default_graph().add_to_collection("train_op", apply_updates)
             return apply_updates
 
@@ -225,8 +224,7 @@ class Optimizer:
             self._step_hypers = None
         self._finish([], None)
         if global_step is not None:
-            global_step.assign(global_step.value() + convert_to_tensor(1, dtype=global_step.dtype),
-                               read_value=False)
+            global_step.assign_add(convert_to_tensor(1, dtype=global_step.dtype), read_value=False)
 
     def _note_var_order(self, var_list):
         known = self._var_order_set
