@@ -20,14 +20,17 @@ fallback_reason = functools.partial(native_loader.missing_reason, LIBRARY)
 def handles(w, a, grad):
     """Whether :func:`apply_momentum` can update these: float32, C-contiguous, one size, and
     the variable and accumulator writable."""
-    return all(x.dtype == np.float32 and x.flags.c_contiguous for x in (w, a, grad)) \
-        and w.size == a.size == grad.size and w.flags.writeable and a.flags.writeable
+    return (w.dtype == a.dtype == grad.dtype == np.float32 and w.flags.c_contiguous and a.flags.c_contiguous
+            and grad.flags.c_contiguous and w.size == a.size == grad.size and w.flags.writeable
+            and a.flags.writeable)
 
 
 def apply_momentum(lib, w, a, grad, lr, momentum, use_nesterov):
     """TF's momentum rule in place on ``w`` and ``a`` (``handles`` them); ``lr`` and ``momentum``
     float32 scalars (passed exactly: a float32 is a Python float without rounding)."""
-    status = lib.aics_apply_momentum_f32(w.ctypes.data, a.ctypes.data, grad.ctypes.data, float(lr),
-                                         float(momentum), w.size, int(bool(use_nesterov)))
+    # The addresses from the array interface: ``.ctypes`` builds a Python object per array.
+    status = lib.aics_apply_momentum_f32(w.__array_interface__["data"][0], a.__array_interface__["data"][0],
+                                         grad.__array_interface__["data"][0], float(lr), float(momentum),
+                                         w.size, int(bool(use_nesterov)))
     if status != 0:
         raise RuntimeError(f"aics_apply_momentum_f32 failed (status {status}) on {w.size} elements")

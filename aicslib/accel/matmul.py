@@ -33,6 +33,26 @@ def blas_dot(a, b):
     return np.dot(a, b)
 
 
+_BLAS_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: From this many output elements the product is NumPy's matmul: np.dot zeroes its output before
+#: the GEMM (which zeroes it again), np.matmul does not; below it np.dot's call is the cheaper one
+#: (benchmarks/README.md, "MNIST step: buffer forwarding and the Python per step"). Same GEMM, same bits.
+MATMUL_FROM = 1 << 15
+
+
 @register_fast_kernel("MatMul", {"T": TYPES})
 def matmul_kernel(a, b, transpose_a=False, transpose_b=False):
+    # Two float matrices of matching sizes, the MLP's every product, in one frame: the
+    # reference's checks inline, then its np.dot. Anything else, an error included, goes through
+    # the reference's steps.
+    if a.ndim == 2 == b.ndim and a.dtype in _BLAS_TYPES:
+        x = a.T if transpose_a else a
+        y = b.T if transpose_b else b
+        if x.shape[1] == y.shape[0]:
+            product = np.matmul if x.shape[0] * y.shape[1] >= MATMUL_FROM else np.dot
+            flops = 2.0 * x.shape[0] * x.shape[1] * y.shape[1]
+            if OPENBLAS_THREADS_FROM <= flops < SINGLE_THREAD_UNTIL:
+                with SingleThreadedBlas():
+                    return product(x, y)
+            return product(x, y)
     return matmul(a, b, transpose_a, transpose_b, product=blas_dot)

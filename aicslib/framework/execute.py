@@ -271,7 +271,7 @@ def run_kernel(call, args, node=None, out=None):
             if npdt is not None and (type(r) is not np.ndarray or r.dtype is not npdt):
                 r = call.conform(r, 0)
             return r
-        return call.conform_all(r)
+        return call.conform_all(r) if call.out_dtypes else ()
     except Exception as e:
         raise kernel_error(call, e, args, node) from None
 

@@ -60,7 +60,7 @@ class VariableStorage:
         read) therefore never changes under them, while the common case, a training step
         whose reads are all consumed, updates without allocating.
         """
-        v = self.read()
+        v = self.value if self.value is not None else self.read()   # read() raises for an unset one
         # References: self.value, `v` here and getrefcount's own argument.
         if sys.getrefcount(v) <= 3 and v.flags.owndata:
             v.flags.writeable = True

@@ -178,6 +178,9 @@ class Session:
         return feeds
 
     def _check_feed(self, t, value):
+        if type(value) is np.ndarray and value.dtype.kind != "O" and value.dtype == t.dtype.as_numpy_dtype \
+                and t.shape.accepts(value.shape):
+            return value    # the common feed: an array of the tensor's dtype and a shape that fits
         if t.dtype in (dtypes.resource, dtypes.variant):
             return value
         if isinstance(value, (Tensor,)):

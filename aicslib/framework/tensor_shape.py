@@ -269,6 +269,20 @@ class TensorShape:
             return False
         return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
 
+    def accepts(self, shape):
+        """Whether a value of the known shape ``shape`` (a tuple of ints, an array's ``.shape``)
+        fits this one: ``is_compatible_with`` without making a TensorShape of it (a Session
+        checks every feed)."""
+        dims = self._dims
+        if dims is None:
+            return True
+        if len(dims) != len(shape):
+            return False
+        for a, b in zip(dims, shape):
+            if a is not None and a != b:
+                return False
+        return True
+
     def merge_with(self, other):
         other = as_shape(other)
         if self._dims is None:

@@ -95,7 +95,7 @@ def output_shape(args):
     Cached by the inputs' shapes: np.broadcast_shapes took 1.5 us of the 19 that the fused
     bias + ReLU of a 128x300 MLP layer cost (13 of them NumPy's arithmetic; benchmarks/README.md,
     "MNIST MLP step, Session")."""
-    key = tuple(a.shape for a in args)
+    key = tuple([a.shape for a in args])   # a list first: one call, where a generator resumes per input
     shape = _SHAPES.get(key)
     if shape is None:
         try:
@@ -122,4 +122,7 @@ def _fused_elementwise(args, ops, T, out=None):
 
 def position(args, x):
     """The index of ``x`` itself (not an equal array) in ``args``."""
-    return next(i for i, a in enumerate(args) if a is x)
+    for i, a in enumerate(args):
+        if a is x:
+            return i
+    raise ValueError("not among the arguments")

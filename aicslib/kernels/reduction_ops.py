@@ -37,11 +37,14 @@ def _axes(x, reduction_indices, op):
     # and a training step runs several reductions (bias gradients, the loss's mean).
     axes = np.asarray(reduction_indices).reshape(-1).tolist()
     rank = x.ndim
+    checked = []
     for a in axes:
         if not -rank <= a < (rank if rank else 1):
             raise InvalidArgumentError(None, None, f"Invalid reduction dimension ({a} for input with "
                                        f"{rank} dimension(s)) in {op}")
-    return tuple(a % rank for a in axes) if rank else ()
+        if rank:
+            checked.append(a % rank)
+    return tuple(checked)
 
 
 @register_kernel("Sum", type_constraint={"T": NUM})
