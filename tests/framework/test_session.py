@@ -1,5 +1,6 @@
 """Session.run: fetch structures, feeds and their checks, pruning, plan cache, lifetime, tracing."""
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -160,6 +161,18 @@ class TestFeeds:
             assert s.run(x, {x: np.zeros((5, 3))}).shape == (5, 3)
             with pytest.raises(ValueError, match=r"shape \(5, 2\) for Tensor 'x:0', which has shape \(\?, 3\)"):
                 s.run(x, {x: np.zeros((5, 2))})
+
+    def test_feed_of_the_tensors_own_dtype_is_still_checked_and_never_written(self, g):
+        # float32 arrays for a float32 placeholder take the Session's short way in: same checks.
+        x = aics.placeholder(aics.float32, [None, 3], name="x")
+        y = aics.nn.relu(x + 1.0) * 2.0    # elementwise kernels that may write into a free input
+        with aics.Session() as s:
+            fed = np.full((2, 3), -3.0, np.float32)
+            np.testing.assert_array_equal(s.run(y, {x: fed}), np.zeros((2, 3), np.float32))
+            np.testing.assert_array_equal(fed, np.full((2, 3), -3.0, np.float32))
+            for bad in (np.zeros((2, 2), np.float32), np.zeros(3, np.float32), np.zeros((1, 2, 3), np.float32)):
+                with pytest.raises(ValueError, match=rf"shape {re.escape(str(bad.shape))} for Tensor 'x:0'"):
+                    s.run(y, {x: bad})
 
     def test_feed_dtype_errors(self, g):
         i = aics.placeholder(aics.int32, [2], name="i")
