@@ -66,7 +66,9 @@ def to_numpy(value, dtype, what="value"):
         if src.dtype.kind == "O" and dtype != dtypes.string:
             raise TypeError(f"Cannot convert {what} {value!r} to a tensor of {dtype.name}: "
                             f"ragged or non-numeric data.")
-        if dtype != dtypes.string and src.dtype != np_dtype:
+        # An empty Python sequence has no element type (NumPy says float64): any dtype takes it.
+        untyped = src.size == 0 and not isinstance(value, (np.ndarray, np.generic))
+        if dtype != dtypes.string and src.dtype != np_dtype and not untyped:
             if src.dtype.kind == "f" and dtype.is_integer:
                 raise TypeError(f"Expected {dtype.name} for {what}, got {value!r} of type "
                                 f"'{src.dtype.name}' instead.")

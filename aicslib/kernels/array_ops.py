@@ -200,7 +200,9 @@ def _broadcast_to(input, shape):
 
 @register_kernel("BroadcastGradientArgs")
 def _broadcast_gradient_args(s0, s1):
-    """Axes to sum over so a broadcast result's gradient matches each input's shape."""
+    """Axes to sum over so a broadcast result's gradient matches each input's shape, in the
+    shapes' own integer type (the op's ``T``)."""
+    dt = s0.dtype
     s0 = [int(v) for v in s0]
     s1 = [int(v) for v in s1]
     n = max(len(s0), len(s1))
@@ -217,7 +219,6 @@ def _broadcast_gradient_args(s0, s1):
         elif a == 1 and b == 1:
             r0.append(i)
             r1.append(i)
-    dt = np.asarray(s0 if len(s0) else s1).dtype if False else np.int32
     return np.asarray(r0, dtype=dt), np.asarray(r1, dtype=dt)
 
 

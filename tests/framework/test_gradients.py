@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import aicslib as aics
 import aicslib.compat.v1 as tf1
+from aicslib.framework.execute import apply_op
 
 
 def fd_grad(fn, xs, eps=1e-6):
@@ -385,6 +386,16 @@ class TestBroadcastingGradients:
         ab, bb = np.broadcast_to(a, out), np.broadcast_to(b, out)
         np.testing.assert_allclose(rx, brute_sum_to(1.0 / bb, out, a.shape), rtol=1e-12)
         np.testing.assert_allclose(ry, brute_sum_to(-ab / bb ** 2 - 1.0, out, b.shape), rtol=1e-12)
+
+    @pytest.mark.parametrize("dtype", [aics.int32, aics.int64])
+    @given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3))
+    def test_broadcast_gradient_args_in_the_shapes_type(self, dtype, shapes):
+        # The axes each input was stretched along: those where its left-padded shape has a 1.
+        s0, s1 = shapes.input_shapes
+        r0, r1 = apply_op("BroadcastGradientArgs", [aics.constant(s0, dtype), aics.constant(s1, dtype)])
+        for r, s in ((r0, s0), (r1, s1)):
+            padded = (1,) * (len(shapes.result_shape) - len(s)) + tuple(s)
+            assert r.dtype == dtype and r.numpy().tolist() == [i for i, d in enumerate(padded) if d == 1]
 
     def test_reduce_mean_dynamic_shape(self):
         with aics.Graph().as_default():

@@ -92,3 +92,17 @@ def test_what_tf_converts_still_converts():
                                   np.array([1.5], np.float32))
     assert aics.constant([[], []]).shape == (2, 0)
 
+
+
+@pytest.mark.parametrize("graph", [False, True])
+@pytest.mark.parametrize("value", [[], (), [[], []], [[[]]]])
+@pytest.mark.parametrize("dtype", [aics.int32, aics.int64, aics.uint8, aics.bool, aics.float16])
+def test_an_empty_sequence_takes_any_dtype(value, dtype, graph):
+    # tf.constant([], tf.int32) is an empty int32 tensor: an empty list has no element type
+    # (NumPy's float64 default is not the user's), so nothing is lost in the conversion.
+    expected = np.array(value, dtype.as_numpy_dtype)
+    with aics.Graph().as_default() if graph else contextlib.nullcontext():
+        t = aics.constant(value, dtype)
+        assert t.dtype == dtype and t.shape == expected.shape
+        if not graph:
+            assert t.numpy().dtype == expected.dtype and t.numpy().shape == expected.shape
