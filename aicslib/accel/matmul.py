@@ -37,7 +37,7 @@ _BLAS_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
 #: From this many output elements the product is NumPy's matmul: np.dot zeroes its output before
 #: the GEMM (which zeroes it again), np.matmul does not; below it np.dot's call is the cheaper one
 #: (benchmarks/README.md, "MNIST step: buffer forwarding and the Python per step"). Same GEMM, same bits.
-MATMUL_FROM = 1 << 15
+MATMUL_FROM = 1 << 14
 
 
 @register_fast_kernel("MatMul", {"T": TYPES})

@@ -7,7 +7,9 @@ the slots to clear after it (the planner's ``free_after``). A step that is the
 last reader of a value another step made may let its kernel write its output
 into that value's buffer, if the kernel offers to (``forward_inputs``) and nothing
 else holds the array (TF's ``forward_input_or_allocate_output``): ``relu(x @ w + b)``
-then updates the product in place, as hand-written NumPy would. Every step runs
+then updates the product in place, as hand-written NumPy would. Nodes whose values only
+shapes decide (a mean's ``1/n`` from the batch's shape) run once per shape in an untraced
+run (``shape_memo.py``). Every step runs
 through one step function, ``execute.run_kernel`` (the execution contract),
 or, when the run is traced or logged, a :class:`Tracer` wrapped around it; the
 same plan runs on one thread (:func:`run_sequential`) or, when its nodes sit on
@@ -21,7 +23,7 @@ import time
 
 import numpy as np
 
-from . import logging as _log, parallel_executor
+from . import logging as _log, parallel_executor, shape_memo
 from .execute import describe_value, run_kernel
 from .node_def_util import summarize_node_def
 from .run_metadata import NodeExecStats
@@ -47,7 +49,7 @@ class Step:
 class Plan:
     """The steps of one (fetches, feeds) signature, in the planner's order."""
 
-    def __init__(self, steps, num_slots, feed_slots, fetch_slots, free_after):
+    def __init__(self, steps, num_slots, feed_slots, fetch_slots, free_after, memoize_shapes=True):
         self.steps = steps
         self.num_slots = num_slots
         self.feed_slots = feed_slots      # list of (tensor, slot)
@@ -71,6 +73,18 @@ class Plan:
         self.loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0], s.multi,
                       free, _forwarding(s, free, made)) for s, free in zip(steps, free_after)]
         self.varying_loop = [entry for i, entry in enumerate(self.loop) if i not in fixed]
+        # Nodes decided by shapes alone run once per shape (shape_memo.py). It drops steps, so the
+        # values' last readers are found again, as the planner's last_uses finds them; only for
+        # the library's planner, so another planner's plan runs as that planner made it.
+        varying = [s for i, s in enumerate(steps) if i not in fixed]
+        memos, decided = shape_memo.find(varying, {steps[i].out_slots[0] for i in fixed}, self.keep) \
+            if memoize_shapes else ({}, ())
+        if memos:
+            varying = [Step(s.op, memos[s], memos[s].reads, s.out_slots) if s in memos else s
+                       for s in varying if s in memos or s not in decided]
+            self.varying_loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0],
+                                  s.multi, free, _forwarding(s, free, made))
+                                 for s, free in zip(varying, _last_reads(varying, self.keep))]
         self._template = None
 
     def template(self, step):
@@ -85,6 +99,22 @@ class Plan:
     @property
     def ops(self):
         return [s.op for s in self.steps]
+
+
+def _last_reads(steps, keep):
+    """Per step, the slots to clear once it has run: those it is the last to read, and outputs
+    nothing reads; never those in ``keep`` (the planner's ``last_uses``, on slots)."""
+    last = {}
+    for i, s in enumerate(steps):
+        for slot in s.in_slots:
+            last[slot] = i
+    free = [[] for _ in steps]
+    for i, s in enumerate(steps):
+        free[i] += [slot for slot in s.out_slots if slot not in last and slot not in keep]
+    for slot, i in last.items():
+        if slot not in keep:
+            free[i].append(slot)
+    return [tuple(f) or None for f in free]
 
 
 def _gather(slots):

@@ -242,7 +242,8 @@ class Session:
             steps.append(Step(op, self._kernel_call(op), tuple(slots[t] for t in op.inputs), out_slots))
         fetch_slots = [None if isinstance(el, Operation) else slots[el] for el in elements]
         free_slots = [tuple(slots[t] for t in f) or None for f in free]
-        return Plan(steps, len(slots), feed_slots, fetch_slots, free_slots)
+        return Plan(steps, len(slots), feed_slots, fetch_slots, free_slots,
+                    memoize_shapes=planner.current is planner.default)
 
     def _kernel_call(self, op):
         """The node's KernelCall on its placed device, made once per node and session."""
