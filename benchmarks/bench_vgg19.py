@@ -14,8 +14,8 @@ Two workloads, batch 1, at 224x224 (``--size`` changes it):
 Reference, in the same process on the same shapes and weights:
 
 * PyTorch CPU when ``import torch`` works (``torch.set_num_threads`` = the
-  cores, at most 2; NCHW; autograd + ``torch.optim.Adam``). Target: aicslib
-  at least 0.7x PyTorch's throughput.
+  cores, at most 2; NCHW; autograd + ``torch.optim.Adam``). Target (issue 29):
+  the style-transfer step at least 1.2x PyTorch's throughput, Session and eager.
 * otherwise a plain NumPy implementation that does the same arithmetic the
   fastest obvious way: each 3x3 conv as one im2col GEMM, its input gradient as
   one GEMM + col2im (9 shifted adds), hand-written loss gradients.
