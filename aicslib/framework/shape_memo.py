@@ -94,6 +94,7 @@ def find(steps, fixed_slots, keep):
     for s in steps:
         if s not in steps_decided:
             read_elsewhere.update(s.in_slots)
+    position = {s: i for i, s in enumerate(steps)}
     memos = {}
     for slot, s in decided.items():
         if slot not in read_elsewhere:
@@ -104,7 +105,7 @@ def find(steps, fixed_slots, keep):
                 if i in decided and i not in needed:
                     needed.add(i)
                     todo.append(i)
-        chain = [d for d in steps if d in steps_decided and d.out_slots[0] in needed]
+        chain = sorted((decided[i] for i in needed), key=position.__getitem__)
         reads = tuple(dict.fromkeys(i for d in chain for i in d.in_slots if i not in decided))
         memos[s] = ShapeMemo(chain, reads)
     return memos, steps_decided
