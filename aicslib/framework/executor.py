@@ -69,9 +69,7 @@ class Plan:
         self.fixed_steps = [steps[i] for i in fixed]
         fixed = set(fixed)
         made = {slot for i, s in enumerate(steps) if i not in fixed for slot in s.out_slots}
-        # What the loop needs per step, unpacked once here rather than per run.
-        self.loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0], s.multi,
-                      free, _forwarding(s, free, made)) for s, free in zip(steps, free_after)]
+        self.loop = [_loop_entry(s, free, made) for s, free in zip(steps, free_after)]
         self.varying_loop = [entry for i, entry in enumerate(self.loop) if i not in fixed]
         # Nodes decided by shapes alone run once per shape (shape_memo.py). It drops steps, so the
         # values' last readers are found again, as the planner's last_uses finds them; only for
@@ -82,9 +80,8 @@ class Plan:
         if memos:
             varying = [Step(s.op, memos[s], memos[s].reads, s.out_slots) if s in memos else s
                        for s in varying if s in memos or s not in decided]
-            self.varying_loop = [(s.call, s.op, _gather(s.in_slots), s.out_slots if s.multi else s.out_slots[0],
-                                  s.multi, free, _forwarding(s, free, made))
-                                 for s, free in zip(varying, _last_reads(varying, self.keep))]
+            frees = _last_reads(varying, self.keep)
+            self.varying_loop = [_loop_entry(s, free, made) for s, free in zip(varying, frees)]
         self._template = None
 
     def template(self, step):
@@ -99,6 +96,12 @@ class Plan:
     @property
     def ops(self):
         return [s.op for s in self.steps]
+
+
+def _loop_entry(step, free, made):
+    """What the loop needs of a step, unpacked once when planning rather than on every run."""
+    out = step.out_slots if step.multi else step.out_slots[0]
+    return step.call, step.op, _gather(step.in_slots), out, step.multi, free, _forwarding(step, free, made)
 
 
 def _last_reads(steps, keep):
