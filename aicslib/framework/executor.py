@@ -26,6 +26,7 @@ import numpy as np
 from . import logging as _log, parallel_executor, shape_memo
 from .execute import describe_value, run_kernel
 from .node_def_util import summarize_node_def
+from .planner import last_uses
 from .run_metadata import NodeExecStats
 
 
@@ -70,18 +71,19 @@ class Plan:
         fixed = set(fixed)
         made = {slot for i, s in enumerate(steps) if i not in fixed for slot in s.out_slots}
         self.loop = [_loop_entry(s, free, made) for s, free in zip(steps, free_after)]
-        self.varying_loop = [entry for i, entry in enumerate(self.loop) if i not in fixed]
-        # Nodes decided by shapes alone run once per shape (shape_memo.py). It drops steps, so the
-        # values' last readers are found again, as the planner's last_uses finds them; only for
-        # the library's planner, so another planner's plan runs as that planner made it.
+        # Nodes decided by shapes alone run once per shape (shape_memo.py); only for the library's
+        # planner, so another planner's plan runs as that planner made it.
         varying = [s for i, s in enumerate(steps) if i not in fixed]
         memos, decided = shape_memo.find(varying, {steps[i].out_slots[0] for i in fixed}, self.keep) \
             if memoize_shapes else ({}, ())
         if memos:
+            # Steps dropped, so each value's last reader is found again, by the planner's rule.
             varying = [Step(s.op, memos[s], memos[s].reads, s.out_slots) if s in memos else s
                        for s in varying if s in memos or s not in decided]
-            frees = _last_reads(varying, self.keep)
-            self.varying_loop = [_loop_entry(s, free, made) for s, free in zip(varying, frees)]
+            frees = last_uses(varying, self.keep, _IN_SLOTS, _OUT_SLOTS)
+            self.varying_loop = [_loop_entry(s, tuple(free) or None, made) for s, free in zip(varying, frees)]
+        else:
+            self.varying_loop = [entry for i, entry in enumerate(self.loop) if i not in fixed]
         self._template = None
 
     def template(self, step):
@@ -98,26 +100,13 @@ class Plan:
         return [s.op for s in self.steps]
 
 
+_IN_SLOTS, _OUT_SLOTS = operator.attrgetter("in_slots"), operator.attrgetter("out_slots")
+
+
 def _loop_entry(step, free, made):
     """What the loop needs of a step, unpacked once when planning rather than on every run."""
     out = step.out_slots if step.multi else step.out_slots[0]
     return step.call, step.op, _gather(step.in_slots), out, step.multi, free, _forwarding(step, free, made)
-
-
-def _last_reads(steps, keep):
-    """Per step, the slots to clear once it has run: those it is the last to read, and outputs
-    nothing reads; never those in ``keep`` (the planner's ``last_uses``, on slots)."""
-    last = {}
-    for i, s in enumerate(steps):
-        for slot in s.in_slots:
-            last[slot] = i
-    free = [[] for _ in steps]
-    for i, s in enumerate(steps):
-        free[i] += [slot for slot in s.out_slots if slot not in last and slot not in keep]
-    for slot, i in last.items():
-        if slot not in keep:
-            free[i].append(slot)
-    return [tuple(f) or None for f in free]
 
 
 def _gather(slots):

@@ -33,6 +33,8 @@ duration of a ``with`` block. A graph rewriter
 (Grappler) runs between planning and execution; when it replaces nodes, the
 freeing is recomputed for the new ones with ``last_uses``.
 """
+import operator
+
 from .errors import InvalidArgumentError
 
 
@@ -87,19 +89,21 @@ def _needs(op, feeds):
     yield from op.control_inputs
 
 
-def last_uses(order, keep):
+def last_uses(order, keep, inputs=operator.attrgetter("inputs"), outputs=operator.attrgetter("outputs")):
     """Per op of ``order``, the tensors to drop once it has run (not those in ``keep``).
 
     As TF's executor, an intermediate is freed as soon as nothing else needs it,
     so a long graph holds only its live values, not every result of the step.
+    ``inputs`` and ``outputs`` say what an entry of ``order`` reads and makes (an
+    executor's steps name their values by slot).
     """
     last = {}
     for i, op in enumerate(order):
-        for t in op.inputs:
+        for t in inputs(op):
             last[t] = i
     free = [[] for _ in order]
     for i, op in enumerate(order):
-        for t in op.outputs:
+        for t in outputs(op):
             if t not in last and t not in keep:
                 free[i].append(t)  # produced but never consumed (e.g. an unused output)
     for t, i in last.items():
